@@ -1,0 +1,33 @@
+# ctxpack: two commands do all set-up on a fresh machine: `make eval` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: eval test check bench golden clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## eval: the main job (packs the bundled examples with every strategy until the eval runner lands)
+eval: $(STAMP)
+	$(PY) -m evals.examples
+
+## test: the whole test suite
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+## check: lint and type-check
+check: $(STAMP)
+	$(PY) -m ruff check packer evals tests
+	$(PY) -m mypy
+
+## bench: the packer benchmark; writes reports/bench/pack.json
+bench: $(STAMP)
+	$(PY) -m evals.bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""ctxpack's evaluation harness: scenarios, metrics, runner, reports, gate."""

@@ -1,0 +1,198 @@
+"""``ctxpack``: a thin command line over the packer (and, later, the harness).
+
+Bad input gets one line on stderr naming the file and JSON pointer, what was
+expected and what was found, and exit code 2; never a traceback unless ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from .errors import InputError
+from .jsonio import dumps, loads
+from .pipeline import pack
+from .request import parse_request
+from .schema import SCHEMAS, schema
+from .strategies import REGISTRY, build_strategy, parse_spec
+from .strategies.base import parse_value
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError("", message.replace("\n", " "), source="usage")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so a
+    failure never leaves a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_json(path: str | None) -> tuple[Any, str]:
+    if path in (None, "-"):
+        return loads(sys.stdin.buffer.read(), source="<stdin>"), "<stdin>"
+    assert path is not None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError("", f"cannot read file: {exc.strerror}", source=path) from None
+    return loads(data, source=path), path
+
+
+def _apply_overrides(request: Any, args: argparse.Namespace) -> Any:
+    """Command-line flags win over the request's own fields."""
+    if not isinstance(request, dict):
+        return request  # parse_request names the type error
+    request = dict(request)
+    if args.budget is not None:
+        request["budget_tokens"] = args.budget
+    if args.prompt is not None:
+        request["prompt"] = args.prompt
+    if args.strategy is not None or args.param:
+        if args.strategy is not None:
+            name, params = parse_spec(args.strategy, "--strategy")
+        else:
+            current = request.get("strategy", "chronological")
+            if isinstance(current, str):
+                name, params = parse_spec(current, "/strategy")
+            elif isinstance(current, dict):
+                name, params = current.get("name", ""), dict(current.get("params", {}))
+            else:
+                return request
+        for item in args.param:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise InputError("--param", "malformed parameter", expected="key=value", found=item)
+            params[key] = parse_value(value)
+        build_strategy(name, params, "--strategy")  # name the flag, not the file, on error
+        request["strategy"] = {"name": name, "params": params}
+    return request
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    raw, source = _read_json(args.request)
+    request = parse_request(_apply_overrides(raw, args), source=source)
+    text = pack(request).to_json(indent=args.indent) + "\n"
+    if args.output:
+        write_atomic(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_strategies(args: argparse.Namespace) -> int:
+    if args.json:
+        listing = {
+            name: {
+                "formula": cls.formula,
+                "doc": " ".join((cls.__doc__ or "").split()),
+                "params": {
+                    p.name: {
+                        "default": p.default,
+                        "doc": p.doc,
+                        "kind": p.kind,
+                        "minimum": p.minimum,
+                        "choices": list(p.choices) or None,
+                    }
+                    for p in cls.param_info()
+                },
+            }
+            for name, cls in sorted(REGISTRY.items())
+        }
+        sys.stdout.write(dumps(listing, indent=2) + "\n")
+        return EXIT_OK
+    for name, cls in sorted(REGISTRY.items()):
+        print(f"{name}: {cls.formula}")
+        for info in cls.param_info():
+            print(f"    {info.describe()}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ctxpack", description="Prove and gate LLM context-packing policies.")
+    parser.add_argument("--version", action="version", version=f"ctxpack {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("pack", help="pack one request; the ContextPack v1 (+ trace) to stdout")
+    p.add_argument("request", nargs="?", help="request JSON file, or - for stdin (the default)")
+    p.add_argument("--strategy", help="strategy name or spec, e.g. 'bm25(k1=1.5)'")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="strategy parameter (repeatable)",
+    )
+    p.add_argument("--budget", type=int, help="override budget_tokens")
+    p.add_argument("--prompt", help="override the prompt")
+    p.add_argument("--indent", type=int, help="pretty-print with this indent")
+    p.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
+    p.set_defaults(func=cmd_pack)
+
+    p = sub.add_parser("strategies", help="list strategies, parameters, defaults and formulas")
+    p.add_argument("--json", action="store_true", help="machine-readable listing")
+    p.set_defaults(func=cmd_strategies)
+
+    p = sub.add_parser("schema", help="print a shipped JSON Schema")
+    p.add_argument("name", choices=sorted(SCHEMAS))
+    p.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        func: Callable[[argparse.Namespace], int] = args.func
+        return func(args)
+    except InputError as exc:
+        if debug:
+            raise
+        print(f"ctxpack: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("ctxpack: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug, not bad input: still one line unless --debug
+        if debug:
+            raise
+        print(
+            f"ctxpack: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+            file=sys.stderr,
+        )
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Errors for people: one line naming where (file, line, JSON pointer), what was
+expected and what was found. The CLI prints ``str(error)`` and exits 2."""
+
+from __future__ import annotations
+
+__all__ = ["InputError", "pointer"]
+
+
+def pointer(*parts: str | int) -> str:
+    """RFC 6901 JSON pointer from path parts: ``pointer("items", 3, "id") == "/items/3/id"``."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+class InputError(ValueError):
+    """Bad input. ``where`` is a JSON pointer (or ``line:col``); ``source`` a file name."""
+
+    def __init__(
+        self,
+        where: str,
+        message: str,
+        *,
+        expected: str | None = None,
+        found: object = None,
+        source: str | None = None,
+    ) -> None:
+        self.where = where
+        self.message = message
+        self.expected = expected
+        self.found = found
+        self.source = source
+        super().__init__(str(self))
+
+    def with_source(self, source: str) -> InputError:
+        return InputError(
+            self.where, self.message, expected=self.expected, found=self.found, source=source
+        )
+
+    def __str__(self) -> str:
+        head = ": ".join(p for p in (self.source, self.where) if p)
+        text = f"{head}: {self.message}"
+        if self.expected is not None:
+            text += f" (expected {self.expected}, found {_show(self.found)})"
+        return text
+
+
+def _show(value: object) -> str:
+    """A short, single-line rendering of a found value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return '"' + shown.replace("\n", "\\n") + '"'
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return f"an array of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,0 +1,92 @@
+"""Strict JSON in, canonical JSON out.
+
+In: duplicate keys, ``NaN``/``Infinity`` and invalid text are errors with a
+line and column. Out: sorted keys, compact separators, UTF-8 text, floats rounded
+to a fixed 9 decimals (and ``-0.0`` written as ``0.0``) so that the same pack is
+the same bytes on every machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["FLOAT_DECIMALS", "canonical", "dumps", "loads"]
+
+FLOAT_DECIMALS = 9
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(text: str | bytes, *, source: str | None = None) -> Any:
+    """Parse JSON strictly; errors are :class:`InputError` naming line and column."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"byte {exc.start}",
+                "not UTF-8 text",
+                expected="UTF-8",
+                found="invalid bytes",
+                source=source,
+            ) from None
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}", source=source
+        ) from None
+    except _DuplicateKey as exc:
+        raise InputError(
+            "/", f"duplicate key {exc.key!r} in a JSON object", source=source
+        ) from None
+    except ValueError as exc:
+        raise InputError("/", f"invalid JSON: {exc}", source=source) from None
+
+
+def canonical(value: Any) -> Any:
+    """Round floats to FLOAT_DECIMALS and normalise -0.0; containers are copied."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"non-finite float {value!r} cannot be written as JSON")
+        rounded = round(value, FLOAT_DECIMALS)
+        return 0.0 if rounded == 0 else rounded
+    if isinstance(value, dict):
+        return {k: canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [canonical(v) for v in value]
+    return value
+
+
+def dumps(value: Any, *, indent: int | None = None) -> str:
+    """Canonical JSON text: sorted keys, fixed float formatting, no trailing newline."""
+    separators = (",", ": ") if indent is not None else (",", ":")
+    return json.dumps(
+        canonical(value),
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=separators,
+        indent=indent,
+        allow_nan=False,
+    )

@@ -1,0 +1,149 @@
+"""The item vocabulary and the column-wise item table every pipeline step reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from .text import Tokenizer
+
+__all__ = [
+    "IMPORTANCE",
+    "KINDS",
+    "MESSAGE",
+    "QUARANTINED",
+    "ROLES",
+    "SUMMARY",
+    "TRUST",
+    "TRUST_POLICIES",
+    "UNKNOWN_TRUST",
+    "USER",
+    "FreshTail",
+    "Items",
+]
+
+# Closed sets; an item's value is stored as its index in the tuple (int8 code).
+ROLES: Final = ("user", "assistant", "tool", "system")
+KINDS: Final = ("message", "summary", "memory")
+TRUST: Final = ("trusted", "unknown", "untrusted", "quarantined")
+IMPORTANCE: Final = ("must_remember", "nice_to_have", "unknown", "ignore")
+TRUST_POLICIES: Final = ("off", "exclude_quarantined")
+
+USER: Final = ROLES.index("user")
+MESSAGE: Final = KINDS.index("message")
+SUMMARY: Final = KINDS.index("summary")
+QUARANTINED: Final = TRUST.index("quarantined")
+UNKNOWN_TRUST: Final = TRUST.index("unknown")
+
+_ITEM_FIELDS: Final = frozenset(
+    [
+        "id",
+        "text",
+        "ordinal",
+        "role",
+        "kind",
+        "tokens",
+        "trust",
+        "importance",
+        "anchored",
+        "category",
+        "turn",
+        "mentions",
+        "references",
+        "last_mention_turn",
+        "url",
+    ]
+)
+_REQUEST_FIELDS: Final = frozenset(
+    [
+        "schema",
+        "items",
+        "prompt",
+        "budget_tokens",
+        "max_items",
+        "fresh_tail",
+        "current_turn",
+        "token_counter",
+        "trust_policy",
+        "strategy",
+        "ts",
+        "scope",
+        "category_caps",
+    ]
+)
+_INT64_MAX: Final = 2**62  # headroom so sums of counts never overflow int64
+
+
+@dataclass(frozen=True, eq=False)
+class Items:
+    """Normalised items, column-wise, sorted by ordinal (position ``i`` is the
+    ``i``-th oldest item). Categorical columns hold int8 codes into ROLES, KINDS,
+    TRUST and IMPORTANCE."""
+
+    ids: list[str]
+    texts: list[str]
+    ordinals: np.ndarray
+    roles: np.ndarray
+    kinds: np.ndarray
+    tokens: np.ndarray
+    trust: np.ndarray
+    importance: np.ndarray
+    anchored: np.ndarray
+    categories: list[str | None]
+    turns: np.ndarray
+    mentions: np.ndarray
+    references: np.ndarray
+    last_mention_turns: np.ndarray
+    urls: list[str | None]
+    # Analysed terms per Analyzer, shared by every strategy packing these items.
+    _terms: dict[Any, list[list[str]]] = field(default_factory=dict, repr=False)
+    _origin: tuple[Items, np.ndarray] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def take(self, index: np.ndarray) -> Items:
+        """The items at ``index`` (positions, ascending), sharing this one's term cache."""
+        pick = index.tolist()
+        return Items(
+            ids=[self.ids[i] for i in pick],
+            texts=[self.texts[i] for i in pick],
+            ordinals=self.ordinals[index],
+            roles=self.roles[index],
+            kinds=self.kinds[index],
+            tokens=self.tokens[index],
+            trust=self.trust[index],
+            importance=self.importance[index],
+            anchored=self.anchored[index],
+            categories=[self.categories[i] for i in pick],
+            turns=self.turns[index],
+            mentions=self.mentions[index],
+            references=self.references[index],
+            last_mention_turns=self.last_mention_turns[index],
+            urls=[self.urls[i] for i in pick],
+            _origin=(self, index),
+        )
+
+    def terms(self, analyzer: Tokenizer) -> list[list[str]]:
+        """Each item's terms under ``analyzer``, computed once per item set."""
+        cached = self._terms.get(analyzer)
+        if cached is None:
+            if self._origin is not None:
+                parent, index = self._origin
+                whole = parent.terms(analyzer)
+                cached = [whole[i] for i in index.tolist()]
+            else:
+                cached = analyzer.terms_many(self.texts)
+            self._terms[analyzer] = cached
+        return cached
+
+
+@dataclass(frozen=True)
+class FreshTail:
+    """lossless-claw's protected fresh tail: ``count`` newest raw messages (extended
+    to the newest user message), optionally capped at ``max_tokens``."""
+
+    count: int = 0
+    max_tokens: int | None = None

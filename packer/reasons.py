@@ -1,0 +1,39 @@
+"""Reason codes of the pack trace: why each candidate is in or out.
+
+Each candidate gets one outcome (below) plus, where they apply, ``anchored`` and
+a trust reason. The list is the trace schema's enum; a test keeps them equal.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["OUTCOMES", "REASONS"]
+
+PROTECTED_TAIL: Final = "protected_tail"  # in lossless-claw's fresh tail: always kept
+ANCHORED: Final = "anchored"  # anchored item: always kept
+WITHIN_BUDGET: Final = "within_budget"  # evictable item that fit the remaining budget
+WITHIN_ITEM_LIMIT: Final = "within_item_limit"  # ... and a free max_items slot (when set)
+BUDGET_EXCEEDED: Final = "budget_tokens_exceeded"  # did not fit what was left
+MAX_ITEMS: Final = "max_items_reached"  # no max_items slot left
+CATEGORY_CAP: Final = "category_cap"  # its category already holds its cap
+CHRONOLOGICAL_STOP: Final = "chronological_stop"  # older than the chronological stop
+QUARANTINED: Final = "trust_quarantined_excluded"  # excluded by trust_policy
+FAIL_OPEN: Final = "trust_unknown_fail_open"  # unknown trust, allowed (fail-open)
+TRUST_ALLOWED: Final = "trust_allowed"  # trusted or untrusted, allowed by trust_policy
+
+# Outcome codes, stored per candidate as int8 (index into OUTCOMES).
+OUTCOMES: Final = (
+    QUARANTINED,
+    PROTECTED_TAIL,
+    ANCHORED,
+    WITHIN_BUDGET,
+    BUDGET_EXCEEDED,
+    MAX_ITEMS,
+    CATEGORY_CAP,
+    CHRONOLOGICAL_STOP,
+)
+O_QUARANTINED, O_TAIL, O_ANCHORED, O_INCLUDED, O_BUDGET, O_MAX_ITEMS, O_CATEGORY, O_STOP = range(
+    len(OUTCOMES)
+)
+REASONS: Final = (*OUTCOMES, WITHIN_ITEM_LIMIT, FAIL_OPEN, TRUST_ALLOWED)

@@ -1,0 +1,194 @@
+"""Render a :class:`~packer.pack.PackResult` as a ContextPack v1 with its trace.
+
+The pack satisfies openclaw-mem's ``openclaw-mem.context-pack.v1`` contract to
+the letter (every required field, ``bundle_text`` as ``- [recordRef] text`` one
+line per item, a citation per item); the trace (``ctxpack.pack.trace.v1``) is an
+additive top-level field, as the contract allows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from .model import IMPORTANCE, KINDS, MESSAGE, ROLES, TRUST, UNKNOWN_TRUST
+from .reasons import (
+    ANCHORED,
+    FAIL_OPEN,
+    O_ANCHORED,
+    O_INCLUDED,
+    O_QUARANTINED,
+    OUTCOMES,
+    TRUST_ALLOWED,
+    WITHIN_ITEM_LIMIT,
+)
+from .tokens import count_tokens
+
+if TYPE_CHECKING:
+    from .pipeline import PackResult
+
+__all__ = ["PACK_SCHEMA_ID", "TRACE_SCHEMA_ID", "context_pack", "render", "trace"]
+
+PACK_SCHEMA_ID: Final = "openclaw-mem.context-pack.v1"
+TRACE_SCHEMA_ID: Final = "ctxpack.pack.trace.v1"
+HOW_TO_USE: Final = (
+    "Prefer bundle_text for direct injection.",
+    "Use items[].recordRef as the citation key.",
+    "If you need detail, retrieve L2 by recordRef (bounded).",
+)
+
+
+def _layer_and_type(result: PackResult, i: int) -> tuple[str, str]:
+    """Tail items are L0 (messages there are ``recent_turn``); the rest L1."""
+    kind = KINDS[result.items.kinds[i]]
+    if result.in_tail[i]:
+        return "L0", "recent_turn" if kind == "message" else kind
+    return "L1", kind
+
+
+def _bundle_line(ref: str, text: str) -> str:
+    # One line per item: line breaks inside a text become spaces in the bundle
+    # (items[].text keeps the text verbatim).
+    return f"- [{ref}] " + " ".join(text.splitlines()) if text else f"- [{ref}] "
+
+
+def context_pack(result: PackResult) -> dict[str, Any]:
+    req = result.request
+    items = req.items
+    packed = []
+    lines = []
+    for i in np.flatnonzero(result.included).tolist():
+        ref = items.ids[i]
+        layer, kind = _layer_and_type(result, i)
+        packed.append(
+            {
+                "recordRef": ref,
+                "layer": layer,
+                "type": kind,
+                "importance": IMPORTANCE[items.importance[i]],
+                "trust": TRUST[items.trust[i]],
+                "text": items.texts[i],
+                "citations": {"recordRef": ref, "url": items.urls[i]},
+            }
+        )
+        lines.append(_bundle_line(ref, items.texts[i]))
+    return {
+        "schema": PACK_SCHEMA_ID,
+        "meta": {
+            "ts": req.ts,
+            "query": req.prompt or "",
+            "scope": req.scope,
+            "budgetTokens": req.budget_tokens,
+            "maxItems": req.max_items if req.max_items is not None else max(1, len(items)),
+        },
+        "bundle_text": "\n".join(lines),
+        "items": packed,
+        "notes": {"how_to_use": list(HOW_TO_USE)},
+    }
+
+
+def _reasons(result: PackResult, i: int, trust_on: bool) -> list[str]:
+    code = int(result.outcome[i])
+    reasons = [OUTCOMES[code]]
+    if result.anchored[i] and code != O_ANCHORED:
+        reasons.append(ANCHORED)
+    if code == O_INCLUDED and result.request.max_items is not None:
+        reasons.append(WITHIN_ITEM_LIMIT)
+    if trust_on and code != O_QUARANTINED:
+        reasons.append(FAIL_OPEN if result.items.trust[i] == UNKNOWN_TRUST else TRUST_ALLOWED)
+    return reasons
+
+
+def _number(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def trace(result: PackResult, bundle_text: str) -> dict[str, Any]:
+    req = result.request
+    items = req.items
+    ranking = result.ranking
+    trust_on = req.trust_policy != "off"
+    scores = result.scores()
+    components = {name: np.full(len(items), np.nan) for name in sorted(ranking.components)}
+    for name, values in ranking.components.items():
+        components[name][result.evictable] = values
+    columns = {name: values.tolist() for name, values in components.items()}
+    score_list = scores.tolist()
+    included = result.included.tolist()
+    rank = result.rank.tolist()
+    candidates = []
+    for i in range(len(items)):
+        layer, kind = _layer_and_type(result, i)
+        candidates.append(
+            {
+                "id": items.ids[i],
+                "ordinal": int(items.ordinals[i]),
+                "role": ROLES[items.roles[i]],
+                "kind": KINDS[items.kinds[i]],
+                "layer": layer,
+                "type": kind,
+                "importance": IMPORTANCE[items.importance[i]],
+                "trust": TRUST[items.trust[i]],
+                "tokens": int(items.tokens[i]),
+                "score": _number(score_list[i]),
+                "components": {
+                    k: v for k, col in columns.items() if (v := _number(col[i])) is not None
+                },
+                "rank": rank[i] or None,
+                "decision": {"included": included[i], "reason": _reasons(result, i, trust_on)},
+                "citations": {"recordRef": items.ids[i], "url": items.urls[i]},
+            }
+        )
+    n_included = int(result.included.sum())
+    bundle_tokens = int(count_tokens([bundle_text], req.token_counter)[0])
+    tail_messages = int((result.in_tail & (items.kinds == MESSAGE)).sum())
+    return {
+        "schema": TRACE_SCHEMA_ID,
+        "strategy": req.strategy.spec(),
+        "spec": req.strategy.spec_string(),
+        "token_counter": req.token_counter,
+        "trust_policy": req.trust_policy,
+        "mode": result.mode,
+        "fallback": ranking.fallback,
+        "query_terms": list(ranking.terms),
+        "current_turn": req.current_turn,
+        "fresh_tail": {
+            "count": req.fresh_tail.count,
+            "max_tokens": req.fresh_tail.max_tokens,
+            "start_ordinal": None
+            if result.tail_start is None
+            else int(items.ordinals[result.tail_start]),
+            "messages": tail_messages,
+            "items": int(result.in_tail.sum()),
+        },
+        "budget": {
+            "budget_tokens": req.budget_tokens,
+            "max_items": req.max_items,
+            "category_caps": dict(req.category_caps),
+            "tail_tokens": result.tail_tokens,
+            "anchor_tokens": result.anchor_tokens,
+            "remaining_tokens": result.remaining_tokens,
+            "evictable_slots": result.evictable_slots,
+            "evictable_tokens_used": result.evictable_tokens_used,
+            "used_tokens": result.used_tokens,
+            "over_budget": result.over_budget,
+        },
+        "candidates": candidates,
+        "output": {
+            "includedCount": n_included,
+            "excludedCount": len(items) - n_included,
+            "citationsCount": n_included,
+            "coverage": {"citationMissingCount": 0, "allIncludedHaveCitations": True},
+            "bundleTokens": bundle_tokens,
+            "bundleOverBudget": bundle_tokens > req.budget_tokens,
+        },
+    }
+
+
+def render(result: PackResult) -> dict[str, Any]:
+    """The ContextPack v1 object with the trace as an additive ``trace`` field."""
+    out = context_pack(result)
+    out["trace"] = trace(result, out["bundle_text"])
+    return out

@@ -1,0 +1,46 @@
+"""The JSON Schemas shipped in the package (draft 2020-12), and validation."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+__all__ = ["SCHEMAS", "schema", "validate", "validator"]
+
+# Name (as `ctxpack schema NAME` takes it) -> file in packer/schemas/.
+SCHEMAS: Final = {
+    "request": "request.v1.json",
+    "pack": "context-pack.v1.json",
+    "trace": "trace.v1.json",
+}
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """A shipped schema by name (``KeyError`` if unknown)."""
+    text = resources.files("packer").joinpath("schemas", SCHEMAS[name]).read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+@cache
+def _registry() -> Registry:
+    return Registry().with_resources(
+        (schema(n)["$id"], Resource.from_contents(schema(n))) for n in SCHEMAS
+    )
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(schema(name), registry=_registry())
+
+
+def validate(name: str, instance: Any) -> list[str]:
+    """Every violation of schema ``name`` as ``"/json/pointer: message"`` lines."""
+    errors = sorted(validator(name).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    return ["/" + "/".join(str(p) for p in e.absolute_path) + ": " + e.message for e in errors]

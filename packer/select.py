@@ -1,0 +1,117 @@
+"""Fill what is left of the budget from the evictable candidates.
+
+Two fills, both in a strategy's order, both honouring ``max_items`` slots and
+per-category caps. A candidate's outcome is decided with a fixed precedence: no
+slot left (``max_items_reached``), then does not fit (``budget_tokens_exceeded``),
+then its category is full (``category_cap``).
+
+- stop-at-misfit (lossless-claw's chronological mode): the first item that does
+  not fit ends the walk; everything after it is ``chronological_stop``.
+- skip-not-stop (PR #180's greedy fill): an item that does not fit is skipped and
+  the walk goes on; it ends early once nothing left could fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .reasons import O_BUDGET, O_CATEGORY, O_INCLUDED, O_MAX_ITEMS, O_STOP
+
+__all__ = ["CategoryCaps", "fill", "fits_whole"]
+
+
+class CategoryCaps:
+    """Remaining per-category room: a category's cap (or the ``"*"`` cap) minus
+    the protected items already in it. Items without a category are uncapped."""
+
+    def __init__(self, caps: Mapping[str, int], protected: Sequence[str | None]) -> None:
+        self._caps = caps
+        self._default = caps.get("*")
+        self._held: dict[str, int] = {}
+        for category in protected:
+            if category is not None:
+                self._held[category] = self._held.get(category, 0) + 1
+
+    @property
+    def active(self) -> bool:
+        return bool(self._caps)
+
+    def room(self, category: str | None) -> int | None:
+        if category is None:
+            return None
+        cap = self._caps.get(category, self._default)
+        return None if cap is None else cap - self._held.get(category, 0)
+
+    def take(self, category: str | None) -> bool:
+        """Count one more item in ``category`` if there is room; False if full."""
+        room = self.room(category)
+        if room is not None and room <= 0:
+            return False
+        if category is not None:
+            self._held[category] = self._held.get(category, 0) + 1
+        return True
+
+
+def fits_whole(
+    tokens: np.ndarray,
+    categories: Sequence[str | None],
+    remaining: int,
+    slots: int | None,
+    caps: CategoryCaps,
+) -> bool:
+    """lossless-claw's full-fit test, extended to slots and caps: can every
+    evictable candidate be kept?"""
+    if int(tokens.sum()) > remaining or (slots is not None and len(tokens) > slots):
+        return False
+    if caps.active:
+        counts: dict[str, int] = {}
+        for c in categories:
+            if c is not None:
+                counts[c] = counts.get(c, 0) + 1
+        for c, k in counts.items():
+            room = caps.room(c)
+            if room is not None and k > room:
+                return False
+    return True
+
+
+def fill(
+    order: np.ndarray,
+    tokens: np.ndarray,
+    categories: Sequence[str | None],
+    remaining: int,
+    slots: int | None,
+    caps: CategoryCaps,
+    *,
+    stop_at_misfit: bool,
+) -> np.ndarray:
+    """Outcome code (``reasons.O_*``) of each candidate, walking ``order``."""
+    outcome = np.full(len(tokens), O_INCLUDED, dtype=np.int8)
+    if not len(order):
+        return outcome
+    ordered_tokens = tokens[order]
+    # suffix_min[k]: smallest cost among order[k:], for the skip-not-stop early exit.
+    suffix_min = np.minimum.accumulate(ordered_tokens[::-1])[::-1]
+    left = remaining
+    taken = 0
+    for k, (i, cost) in enumerate(zip(order.tolist(), ordered_tokens.tolist(), strict=True)):
+        if slots is not None and taken >= slots:
+            outcome[order[k:]] = O_MAX_ITEMS
+            break
+        if cost > left:
+            outcome[i] = O_BUDGET
+            if stop_at_misfit:
+                outcome[order[k + 1 :]] = O_STOP
+                break
+            if k + 1 < len(order) and left < suffix_min[k + 1]:
+                outcome[order[k + 1 :]] = O_BUDGET
+                break
+            continue
+        if caps.active and not caps.take(categories[i]):
+            outcome[i] = O_CATEGORY
+            continue
+        left -= cost
+        taken += 1
+    return outcome

@@ -1,0 +1,55 @@
+"""Same request, same bytes; input order does not matter."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from packer import pack
+from packer.strategies import REGISTRY
+
+from .helpers import msg
+
+
+def request(strategy: str, items: list[dict[str, object]]) -> dict[str, object]:
+    return {
+        "items": items,
+        "budget_tokens": 30,
+        "prompt": "deploy rollback plan",
+        "fresh_tail": {"count": 2},
+        "strategy": strategy,
+        "trust_policy": "exclude_quarantined",
+        "ts": "2026-01-01T00:00:00Z",
+    }
+
+
+def corpus() -> list[dict[str, object]]:
+    words = ["deploy", "rollback", "plan", "lunch", "数据库", "😀", "naïve", "plan plan"]
+    rng = random.Random(7)
+    return [
+        msg(
+            f"m{i}",
+            " ".join(rng.choices(words, k=rng.randint(0, 8))),
+            "user" if i % 2 else "assistant",
+            ordinal=i,
+            mentions=rng.randint(0, 3),
+            trust=rng.choice(["trusted", "unknown", "quarantined"]),
+        )
+        for i in range(40)
+    ]
+
+
+@pytest.mark.parametrize("strategy", sorted(REGISTRY))
+def test_same_request_same_bytes_and_shuffle_changes_nothing(strategy: str) -> None:
+    items = corpus()
+    first = pack(request(strategy, items)).to_json()
+    assert pack(request(strategy, items)).to_json() == first
+    shuffled = items[:]
+    random.Random(1).shuffle(shuffled)
+    assert pack(request(strategy, shuffled)).to_json() == first
+
+
+def test_ts_comes_from_the_request_or_a_fixed_default() -> None:
+    out = pack({"items": [], "budget_tokens": 1}).to_dict()
+    assert out["meta"]["ts"] == "1970-01-01T00:00:00Z"

@@ -1,0 +1,148 @@
+"""Bad requests: one error naming the JSON pointer; the schema agrees with the code."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from packer import InputError, parse_request
+from packer.schema import validate
+
+GOOD: dict[str, Any] = {
+    "items": [{"id": "a", "text": "hello"}, {"id": "b", "text": "world", "role": "assistant"}],
+    "budget_tokens": 10,
+}
+
+
+def with_(path: list[str | int], value: Any) -> dict[str, Any]:
+    req = copy.deepcopy(GOOD)
+    node: Any = req
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return req
+
+
+BAD = [
+    (with_(["budget_tokens"], 0), "/budget_tokens", "out of range"),
+    (with_(["budget_tokens"], "10"), "/budget_tokens", "wrong type"),
+    (with_(["budget_tokens"], True), "/budget_tokens", "wrong type"),
+    (with_(["budget_tokens"], 1.5), "/budget_tokens", "wrong type"),
+    (with_(["items", 0, "tokens"], -1), "/items/0/tokens", "out of range"),
+    (with_(["items", 1, "id"], "a"), "/items/1/id", "duplicate id"),
+    (with_(["items", 1, "id"], ""), "/items/1/id", "empty string"),
+    (with_(["items", 1, "ordinal"], 0), "/items/1/ordinal", "duplicate ordinal"),
+    (with_(["items", 0, "role"], "bot"), "/items/0/role", "unknown value"),
+    (with_(["items", 0, "kind"], 3), "/items/0/kind", "unknown value"),
+    (with_(["items", 0, "anchored"], "yes"), "/items/0/anchored", "wrong type"),
+    (with_(["items", 0, "color"], "red"), "/items/0/color", "unknown field"),
+    (with_(["items", 0, "mentions"], -2), "/items/0/mentions", "out of range"),
+    (with_(["items", 0, "url"], 5), "/items/0/url", "wrong type"),
+    (with_(["items", 1], "text"), "/items/1", "wrong type"),
+    (with_(["items"], {}), "/items", "wrong type"),
+    (with_(["token_counter"], "gpt9"), "/token_counter", "unknown value"),
+    (with_(["trust_policy"], "strict"), "/trust_policy", "unknown value"),
+    (with_(["fresh_tail"], {"count": -1}), "/fresh_tail/count", "out of range"),
+    (with_(["fresh_tail"], {"size": 1}), "/fresh_tail/size", "unknown field"),
+    (with_(["max_items"], 0), "/max_items", "out of range"),
+    (with_(["category_caps"], {"event": -1}), "/category_caps/event", "out of range"),
+    (with_(["schema"], "ctxpack.request.v9"), "/schema", "unsupported"),
+    (with_(["extra"], 1), "/extra", "unknown field"),
+    (with_(["strategy"], {"name": "nope"}), "/strategy/name", "unknown strategy"),
+    (
+        with_(["strategy"], {"name": "bm25", "params": {"k9": 1}}),
+        "/strategy/params/k9",
+        "unknown parameter",
+    ),
+    (
+        with_(["strategy"], {"name": "bm25", "params": {"k1": "big"}}),
+        "/strategy/params/k1",
+        "wrong type",
+    ),
+    (
+        with_(["strategy"], {"name": "bm25", "params": {"stem": "latin"}}),
+        "/strategy/params/stem",
+        "unknown value",
+    ),
+    (with_(["strategy"], "bm25(k1=-3)"), "/strategy/params/k1", "out of range"),
+]
+
+
+@pytest.mark.parametrize(("request_", "where", "message"), BAD, ids=[f"{w}:{m}" for _, w, m in BAD])
+def test_bad_request_names_its_pointer(request_: dict[str, Any], where: str, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_request(request_)
+    assert info.value.where == where
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_fields() -> None:
+    with pytest.raises(InputError, match="missing required field 'budget_tokens'"):
+        parse_request({"items": []})
+    with pytest.raises(InputError, match="/items/0: missing required field 'text'"):
+        parse_request({"items": [{"id": "a"}], "budget_tokens": 1})
+
+
+# Values the schema cannot see (uniqueness, the strategy registry) are checked in code.
+SEMANTIC_ONLY = {"duplicate id", "duplicate ordinal", "unknown strategy", "unknown parameter"}
+
+
+@pytest.mark.parametrize(("request_", "where", "message"), BAD, ids=[f"{w}:{m}" for _, w, m in BAD])
+def test_schema_rejects_what_the_code_rejects(
+    request_: dict[str, Any], where: str, message: str
+) -> None:
+    if any(s in message for s in SEMANTIC_ONLY) or where.startswith("/strategy/params"):
+        assert validate("request", request_) == []
+    else:
+        assert validate("request", request_) != []
+
+
+def test_schema_accepts_what_the_code_accepts() -> None:
+    full = {
+        "schema": "ctxpack.request.v1",
+        "prompt": None,
+        "budget_tokens": 5,
+        "max_items": None,
+        "fresh_tail": {"count": 2, "max_tokens": None},
+        "current_turn": 3,
+        "token_counter": "chars4",
+        "trust_policy": "exclude_quarantined",
+        "strategy": "bm25(k1=1.5)",
+        "ts": "2026-01-01T00:00:00Z",
+        "scope": None,
+        "category_caps": {"*": 3},
+        "items": [
+            {
+                "id": "a",
+                "text": "t",
+                "ordinal": 4,
+                "role": "tool",
+                "kind": "memory",
+                "tokens": 0,
+                "trust": "trusted",
+                "importance": "ignore",
+                "anchored": False,
+                "category": None,
+                "turn": 2,
+                "mentions": 1,
+                "references": 0,
+                "last_mention_turn": 1,
+                "url": None,
+            }
+        ],
+    }
+    assert validate("request", full) == []
+    assert parse_request(full).budget_tokens == 5
+    assert parse_request({**GOOD, "budget_tokens": 3.0}).budget_tokens == 3  # JSON Schema integer
+
+
+def test_defaults() -> None:
+    req = parse_request(GOOD)
+    assert req.strategy.name == "chronological"
+    assert req.token_counter == "lcm" and req.trust_policy == "off"
+    assert req.items.ordinals.tolist() == [0, 1]
+    assert req.items.turns.tolist() == [0, 1]  # turn defaults to the ordinal
+    assert req.current_turn == 1
