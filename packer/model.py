@@ -104,8 +104,9 @@ class Items:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def take(self, index: np.ndarray) -> Items:
-        """The items at ``index`` (positions, ascending), sharing this one's term cache."""
+    def take(self, index: np.ndarray, *, subset: bool = True) -> Items:
+        """The items at ``index`` (positions). A subset shares this table's term
+        cache; ``subset=False`` (a re-ordering) starts a table of its own."""
         pick = index.tolist()
         return Items(
             ids=[self.ids[i] for i in pick],
@@ -123,7 +124,7 @@ class Items:
             references=self.references[index],
             last_mention_turns=self.last_mention_turns[index],
             urls=[self.urls[i] for i in pick],
-            _origin=(self, index),
+            _origin=(self, index) if subset else None,
         )
 
     def terms(self, analyzer: Tokenizer) -> list[list[str]]:

@@ -18,7 +18,7 @@ import numpy as np
 from .errors import InputError, pointer
 from .model import IMPORTANCE, KINDS, ROLES, SUMMARY, TRUST, TRUST_POLICIES, FreshTail, Items
 from .strategies import Strategy, build_strategy, parse_spec
-from .tokens import COUNTERS, MissingExtraError, count_tokens, counter_function, summary_envelope
+from .tokens import COUNTERS, MissingExtraError, count_tokens, summary_envelope
 
 __all__ = ["DEFAULT_TS", "REQUEST_SCHEMA_ID", "Request", "parse_request"]
 
@@ -222,29 +222,10 @@ def _parse_items(raw: Any, counter: str) -> Items:
         lambda vs: set(map(type, vs)) == {str} and all(vs),
     )
     texts = _column(raw, "text", _check_str, _MISSING, _types_within(str))
-    if len(set(ids)) != n:
-        seen: dict[str, int] = {}
-        for i, item_id in enumerate(ids):
-            if item_id in seen:
-                raise InputError(
-                    pointer("items", i, "id"),
-                    f"duplicate id {item_id!r} (first at {pointer('items', seen[item_id], 'id')})",
-                )
-            seen[item_id] = i
-
-    positions = list(range(n))
-    ordinal_list = _int_column(raw, "ordinal", None, _MISSING, present)
-    ordinal_list = [p if v is _MISSING else v for p, v in zip(positions, ordinal_list, strict=True)]
+    _refuse_duplicates(ids, "id")
+    ordinal_list = _defaulted(_int_column(raw, "ordinal", None, _MISSING, present), range(n))
+    _refuse_duplicates(ordinal_list, "ordinal")
     ordinals = np.array(ordinal_list, dtype=np.int64)
-    if len(np.unique(ordinals)) != n:
-        seen_o: dict[int, int] = {}
-        for i, o in enumerate(ordinal_list):
-            if o in seen_o:
-                raise InputError(
-                    pointer("items", i, "ordinal"),
-                    f"duplicate ordinal {o} (first at {pointer('items', seen_o[o], 'ordinal')})",
-                )
-            seen_o[o] = i
 
     roles = _codes(raw, "role", ROLES, "user", present)
     kinds = _codes(raw, "kind", KINDS, "message", present)
@@ -278,16 +259,13 @@ def _parse_items(raw: Any, counter: str) -> Items:
     categories = opt_str("category")
     urls = opt_str("url")
 
-    turn_list = _int_column(raw, "turn", None, _MISSING, present)
-    turns = np.array(
-        [o if t is _MISSING else t for o, t in zip(ordinal_list, turn_list, strict=True)],
-        dtype=np.int64,
-    )
+    # Defaults chain: turn <- ordinal, last_mention_turn <- turn.
+    turn_list = _defaulted(_int_column(raw, "turn", None, _MISSING, present), ordinal_list)
+    turns = np.array(turn_list, dtype=np.int64)
     mentions = np.array(_int_column(raw, "mentions", 0, 0, present), dtype=np.int64)
     references = np.array(_int_column(raw, "references", 0, 0, present), dtype=np.int64)
-    lmt = _int_column(raw, "last_mention_turn", None, _MISSING, present)
     last_mention = np.array(
-        [t if v is _MISSING else v for t, v in zip(turns.tolist(), lmt, strict=True)],
+        _defaulted(_int_column(raw, "last_mention_turn", None, _MISSING, present), turn_list),
         dtype=np.int64,
     )
 
@@ -313,31 +291,38 @@ def _parse_items(raw: Any, counter: str) -> Items:
         urls=urls,
     )
     if n and not bool(np.all(order[:-1] < order[1:])):
-        items = items.take(order)
-        object.__setattr__(items, "_origin", None)  # a re-ordering, not a subset
+        items = items.take(order, subset=False)
     return items
+
+
+def _defaulted(values: list[Any], defaults: Sequence[Any]) -> list[Any]:
+    """``values`` with each missing entry taken from ``defaults`` at its position."""
+    return [d if v is _MISSING else v for v, d in zip(values, defaults, strict=True)]
+
+
+def _refuse_duplicates(values: Sequence[Any], key: str) -> None:
+    if len(set(values)) == len(values):
+        return
+    first: dict[Any, int] = {}
+    for i, value in enumerate(values):
+        if value in first:
+            raise InputError(
+                pointer("items", i, key),
+                f"duplicate {key} {value!r} (first at {pointer('items', first[value], key)})",
+            )
+        first[value] = i
 
 
 def _resolve_tokens(
     ids: list[str], texts: list[str], kinds: np.ndarray, given: list[Any], counter: str
 ) -> np.ndarray:
-    """Given counts win; summaries are counted in their XML envelope."""
-    n = len(texts)
-    missing = [i for i, g in enumerate(given) if g is _MISSING]
-    if len(missing) == n:
-        to_count = texts
-        if (kinds == SUMMARY).any():
-            to_count = [
-                summary_envelope(ids[i], t) if k == SUMMARY else t
-                for i, (t, k) in enumerate(zip(texts, kinds.tolist(), strict=True))
-            ]
-        return count_tokens(to_count, counter)
+    """Given counts win; the rest are counted, summaries in their XML envelope."""
     out = np.array([0 if g is _MISSING else g for g in given], dtype=np.int64)
+    missing = [i for i, g in enumerate(given) if g is _MISSING]
     if missing:
-        fn = counter_function(counter)
-        for i in missing:
-            text = summary_envelope(ids[i], texts[i]) if kinds[i] == SUMMARY else texts[i]
-            out[i] = fn(text)
+        summary = (kinds == SUMMARY).tolist()
+        to_count = [summary_envelope(ids[i], texts[i]) if summary[i] else texts[i] for i in missing]
+        out[missing] = count_tokens(to_count, counter)
     return out
 
 

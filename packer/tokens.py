@@ -26,7 +26,6 @@ __all__ = [
     "COUNTERS",
     "TokenCounter",
     "count_tokens",
-    "counter_function",
     "lcm_tokens",
     "summary_envelope",
 ]
@@ -90,13 +89,6 @@ _COUNTER_FUNCTIONS: dict[str, Callable[[str], int]] = {
     "chars4": chars4_tokens,
     "cl100k": cl100k_tokens,
 }
-
-
-def counter_function(name: str) -> Callable[[str], int]:
-    """The per-text counting function of a counter name (``KeyError`` if unknown)."""
-    if name == "cl100k":
-        _cl100k()  # fail early, with the install hint
-    return _COUNTER_FUNCTIONS[name]
 
 
 def count_tokens(texts: Sequence[str], counter: str) -> np.ndarray:
