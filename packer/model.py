@@ -7,6 +7,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from .termstats import SubsetStats, TermStats
 from .text import Tokenizer
 
 __all__ = [
@@ -97,16 +98,17 @@ class Items:
     references: np.ndarray
     last_mention_turns: np.ndarray
     urls: list[str | None]
-    # Analysed terms per Analyzer, shared by every strategy packing these items.
-    _terms: dict[Any, list[list[str]]] = field(default_factory=dict, repr=False)
+    # Term statistics per tokenizer, shared by every strategy packing these items.
+    _stats: dict[Any, TermStats] = field(default_factory=dict, repr=False)
     _origin: tuple[Items, np.ndarray] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def take(self, index: np.ndarray, *, subset: bool = True) -> Items:
-        """The items at ``index`` (positions). A subset shares this table's term
-        cache; ``subset=False`` (a re-ordering) starts a table of its own."""
+        """The items at ``index`` (positions, ascending for a subset). A subset
+        derives its term statistics from this table's; ``subset=False`` (a
+        re-ordering) starts a table of its own."""
         pick = index.tolist()
         return Items(
             ids=[self.ids[i] for i in pick],
@@ -127,17 +129,17 @@ class Items:
             _origin=(self, index) if subset else None,
         )
 
-    def terms(self, analyzer: Tokenizer) -> list[list[str]]:
-        """Each item's terms under ``analyzer``, computed once per item set."""
-        cached = self._terms.get(analyzer)
+    def term_stats(self, tokenizer: Tokenizer) -> TermStats:
+        """Term statistics under ``tokenizer``, computed once per item table; a
+        subset derives its own from the table it was taken from."""
+        cached = self._stats.get(tokenizer)
         if cached is None:
             if self._origin is not None:
                 parent, index = self._origin
-                whole = parent.terms(analyzer)
-                cached = [whole[i] for i in index.tolist()]
+                cached = SubsetStats(parent.term_stats(tokenizer), index)
             else:
-                cached = analyzer.terms_many(self.texts)
-            self._terms[analyzer] = cached
+                cached = tokenizer.stats(self.texts)
+            self._stats[tokenizer] = cached
         return cached
 
 

@@ -7,7 +7,9 @@ arrays; :mod:`packer.render` turns it into ContextPack v1 and the trace.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,7 +22,7 @@ from .reserve import fresh_tail_start
 from .select import CategoryCaps, fill, fits_whole
 from .strategies import Ranking, ScoringView
 
-__all__ = ["Mode", "PackResult", "assemble", "pack"]
+__all__ = ["Mode", "PackResult", "assemble", "cyclic_gc_paused", "pack"]
 
 Mode = Literal["full-fit", "chronological", "ranked"]
 
@@ -90,10 +92,29 @@ class PackResult:
         return dumps(self.to_dict(), indent=indent)
 
 
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the duration of a pack.
+
+    Packing 100k items allocates millions of small objects (term lists) and no
+    reference cycles, so every collection the allocations trigger scans the heap
+    for nothing; they made packing grow faster than linearly with the item count.
+    Reference counting still frees everything; the collector's state is restored.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def pack(request: Request | Mapping[str, Any]) -> PackResult:
     """Pack one request (a :class:`Request` or its JSON object)."""
-    req = request if isinstance(request, Request) else parse_request(request)
-    return assemble(req)
+    with cyclic_gc_paused():
+        req = request if isinstance(request, Request) else parse_request(request)
+        return assemble(req)
 
 
 def assemble(req: Request) -> PackResult:

@@ -8,7 +8,7 @@ then its category is full (``category_cap``).
 - stop-at-misfit (lossless-claw's chronological mode): the first item that does
   not fit ends the walk; everything after it is ``chronological_stop``.
 - skip-not-stop (PR #180's greedy fill): an item that does not fit is skipped and
-  the walk goes on; it ends early once nothing left could fit.
+  the walk goes on (block-wise: only candidates that could still fit are visited).
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ def fits_whole(
     return True
 
 
+_BLOCK = 2048
+
+
 def fill(
     order: np.ndarray,
     tokens: np.ndarray,
@@ -89,29 +92,47 @@ def fill(
 ) -> np.ndarray:
     """Outcome code (``reasons.O_*``) of each candidate, walking ``order``."""
     outcome = np.full(len(tokens), O_INCLUDED, dtype=np.int8)
-    if not len(order):
-        return outcome
-    ordered_tokens = tokens[order]
-    # suffix_min[k]: smallest cost among order[k:], for the skip-not-stop early exit.
-    suffix_min = np.minimum.accumulate(ordered_tokens[::-1])[::-1]
+    ordered = np.full(len(order), O_BUDGET, dtype=np.int8)  # outcome in walk order
+    costs = tokens[order]
     left = remaining
     taken = 0
-    for k, (i, cost) in enumerate(zip(order.tolist(), ordered_tokens.tolist(), strict=True)):
-        if slots is not None and taken >= slots:
-            outcome[order[k:]] = O_MAX_ITEMS
-            break
-        if cost > left:
-            outcome[i] = O_BUDGET
-            if stop_at_misfit:
-                outcome[order[k + 1 :]] = O_STOP
-                break
-            if k + 1 < len(order) and left < suffix_min[k + 1]:
-                outcome[order[k + 1 :]] = O_BUDGET
-                break
-            continue
-        if caps.active and not caps.take(categories[i]):
-            outcome[i] = O_CATEGORY
-            continue
+
+    def take(k: int, cost: int) -> bool:
+        """Decide candidate ``order[k]``, known to fit; False when its walk must end."""
+        nonlocal left, taken
+        if caps.active and not caps.take(categories[order[k]]):
+            ordered[k] = O_CATEGORY
+            return True
+        ordered[k] = O_INCLUDED
         left -= cost
         taken += 1
+        if slots is not None and taken >= slots:
+            ordered[k + 1 :] = O_MAX_ITEMS
+            return False
+        return True
+
+    if slots is not None and slots <= 0:
+        ordered[:] = O_MAX_ITEMS
+    elif stop_at_misfit:
+        for k, cost in enumerate(costs.tolist()):
+            if cost > left:
+                ordered[k + 1 :] = O_STOP
+                break
+            if not take(k, cost):
+                break
+    else:
+        # Skip-not-stop, a block at a time: a candidate costing more than what is
+        # left at the start of its block can never fit (``left`` only shrinks), so
+        # only the cheaper ones are visited one by one.
+        for start in range(0, len(order), _BLOCK):
+            block = costs[start : start + _BLOCK]
+            stopped = False
+            for k in (start + np.flatnonzero(block <= left)).tolist():
+                cost = int(costs[k])
+                if cost <= left and not take(k, cost):
+                    stopped = True
+                    break
+            if stopped:
+                break
+    outcome[order] = ordered
     return outcome

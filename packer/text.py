@@ -24,6 +24,8 @@ from typing import Literal, Protocol
 
 import regex
 
+from .termstats import ListStats, TermStats, scan_or_list
+
 __all__ = [
     "ENGLISH_STOPWORDS",
     "LCM_TOKENIZER",
@@ -39,11 +41,13 @@ _LCM_TERM = re.compile(r"[a-z0-9]{2,}")
 
 
 class Tokenizer(Protocol):
-    """Anything that turns texts into term lists; hashable, so it can key caches."""
+    """Turns texts into terms; hashable, so it can key caches."""
 
     def terms(self, text: str) -> list[str]: ...
 
-    def terms_many(self, texts: Sequence[str]) -> list[list[str]]: ...
+    def stats(self, texts: Sequence[str]) -> TermStats:
+        """Document lengths and query-term frequencies of ``texts``."""
+        ...
 
 
 def lcm_terms(text: str) -> list[str]:
@@ -59,8 +63,8 @@ class LcmTokenizer:
     def terms(self, text: str) -> list[str]:
         return lcm_terms(text)
 
-    def terms_many(self, texts: Sequence[str]) -> list[list[str]]:
-        return list(map(_LCM_TERM.findall, map(str.lower, texts)))
+    def stats(self, texts: Sequence[str]) -> TermStats:
+        return scan_or_list(texts, 2, _LCM_TERM.findall)
 
 
 LCM_TOKENIZER = LcmTokenizer()
@@ -168,10 +172,12 @@ class Analyzer:
         return found
 
     def terms_many(self, texts: Sequence[str]) -> list[list[str]]:
-        """Terms of many texts; the plain configuration runs as a C-level map."""
-        if self.stopwords == "none" and self.stem == "none":
-            return [
-                _ASCII_WORD.findall(low) if low.isascii() else _unicode_terms(low)
-                for low in map(str.lower, texts)
-            ]
+        """Terms of many texts, as :meth:`terms` gives them."""
         return [self.terms(t) for t in texts]
+
+    def stats(self, texts: Sequence[str]) -> TermStats:
+        """The plain configuration's terms of ASCII text are exactly the maximal
+        ``[a-z0-9]`` runs of the lowercased text, so those texts are scanned."""
+        if self.stopwords == "none" and self.stem == "none":
+            return scan_or_list(texts, 1, _unicode_terms)
+        return ListStats(self.terms_many(texts))

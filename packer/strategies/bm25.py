@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..termstats import TermStats
 from ..text import Analyzer
 from .base import NO_SEARCHABLE_TERMS, Ranking, ScoringView, StrategyBase, param, register
 from .bm25lite import distinct
@@ -21,43 +22,29 @@ def lucene_idf(df: int, n_docs: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def bm25_scores(
-    doc_terms: Sequence[list[str]], query: Sequence[str], k1: float, b: float
-) -> np.ndarray:
+def bm25_scores(stats: TermStats, query: Sequence[str], k1: float, b: float) -> np.ndarray:
     """BM25 of every document for the DISTINCT ``query`` terms (Lucene variant, as
     ``bm25s`` ``method="lucene"``; Kamphuis et al., ECIR 2020):
 
         score(d) = sum_t idf(t) * tf(t,d) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))
 
-    with idf from :func:`lucene_idf` and N, df, avgdl over ``doc_terms``. Only
-    documents sharing a term with the query are visited after the length pass.
+    with idf from :func:`lucene_idf` and N, df, avgdl over the documents of ``stats``.
     """
-    n_docs = len(doc_terms)
+    lengths = stats.lengths
+    n_docs = len(lengths)
     scores = np.zeros(n_docs, dtype=np.float64)
     if not n_docs or not query:
         return scores
-    lengths = np.fromiter(map(len, doc_terms), dtype=np.float64, count=n_docs)
-    avgdl = float(lengths.mean())
-    wanted = set(query)
-    hits = [i for i, terms in enumerate(doc_terms) if not wanted.isdisjoint(terms)]
-    if not hits:
+    doc, term, tf = stats.frequencies(query)
+    if not len(doc):
         return scores
-    postings: dict[str, tuple[list[int], list[int]]] = {t: ([], []) for t in query}
-    for i in hits:
-        terms = doc_terms[i]
-        for t in query:
-            tf = terms.count(t)
-            if tf:
-                docs, tfs = postings[t]
-                docs.append(i)
-                tfs.append(tf)
-    norm = k1 * (1.0 - b + b * lengths / avgdl)
-    for t in query:  # query order fixes the float summation order
-        docs, tfs = postings[t]
-        if docs:
-            idx = np.array(docs, dtype=np.intp)
-            tf_arr = np.array(tfs, dtype=np.float64)
-            scores[idx] += lucene_idf(len(docs), n_docs) * tf_arr / (tf_arr + norm[idx])
+    avgdl = float(lengths.mean())
+    df = np.bincount(term, minlength=len(query))
+    idf = np.array([lucene_idf(int(d), n_docs) for d in df])
+    norm = k1 * (1.0 - b + b * lengths[doc] / avgdl)
+    # Pairs come sorted by document then query position: each score is summed in
+    # query order, as a loop over the query terms would.
+    np.add.at(scores, doc, idf[term] * tf / (tf + norm))
     return scores
 
 
@@ -81,7 +68,7 @@ class Bm25Params:
         query = distinct(analyzer.terms(view.prompt or ""))
         if not query:
             return np.zeros(len(view.items), dtype=np.float64), ()
-        return bm25_scores(view.items.terms(analyzer), query, self.k1, self.b), tuple(query)
+        return bm25_scores(view.items.term_stats(analyzer), query, self.k1, self.b), tuple(query)
 
 
 @register

@@ -47,10 +47,10 @@ class Bm25Lite(StrategyBase):
         prompt_terms = distinct(lcm_terms(view.prompt or ""))
         if not prompt_terms:
             return Ranking(scores=None, fallback=NO_SEARCHABLE_TERMS)
-        wanted = set(prompt_terms)
-        doc_terms = view.items.terms(LCM_TOKENIZER)
-        scores = np.zeros(len(doc_terms), dtype=np.float64)
-        for i, terms in enumerate(doc_terms):
-            if not wanted.isdisjoint(terms):
-                scores[i] = lcm_score(terms, prompt_terms)
+        stats = view.items.term_stats(LCM_TOKENIZER)
+        scores = np.zeros(len(stats.lengths), dtype=np.float64)
+        doc, _, tf = stats.frequencies(prompt_terms)
+        # Pairs are sorted by item then prompt position, so each score is summed
+        # in the JS loop's order: exactly lcm_score's floats.
+        np.add.at(scores, doc, tf / stats.lengths[doc])
         return Ranking(scores=scores, components={"overlap": scores}, terms=tuple(prompt_terms))

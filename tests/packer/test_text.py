@@ -21,7 +21,7 @@ from packer.text import ENGLISH_STOPWORDS, LCM_TOKENIZER, Analyzer, lcm_terms
 )
 def test_lcm_terms(text: str, terms: list[str]) -> None:
     assert lcm_terms(text) == terms
-    assert LCM_TOKENIZER.terms_many([text]) == [terms]
+    assert LCM_TOKENIZER.terms(text) == terms
 
 
 def test_analyzer_keeps_words_of_every_script_whole() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from packer.strategies.bm25 import bm25_scores, lucene_idf
+from packer.termstats import ListStats
 from packer.text import Analyzer
 
 from ..helpers import msg, run
@@ -26,7 +27,7 @@ def test_lucene_idf_by_hand() -> None:
 def test_bm25_scores_by_hand() -> None:
     docs = [["cat", "sat"], ["cat", "cat", "dog", "ran"], ["bird"]]
     k1, b = 1.2, 0.75
-    got = bm25_scores(docs, ["cat"], k1, b)
+    got = bm25_scores(ListStats(docs), ["cat"], k1, b)
     avgdl = 7 / 3
     idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
     d0 = idf * 1 / (1 + k1 * (1 - b + b * 2 / avgdl))
@@ -89,6 +90,7 @@ def test_scores_equal_bm25s_lucene_on_real_text(k1: float, b: float) -> None:
     docs = analyzer.terms_many(texts)
     keep = [i for i, d in enumerate(docs) if d]  # bm25s drops empty documents' lengths oddly
     docs = [docs[i] for i in keep]
+    kept_texts = [texts[i] for i in keep]
     retriever = bm25s.BM25(method="lucene", k1=k1, b=b, dtype="float64")
     retriever.index(docs, show_progress=False)
     queries = [docs[7][:3], docs[20][:5], ["caroline", "support", "group"], docs[3]]
@@ -98,5 +100,8 @@ def test_scores_equal_bm25s_lucene_on_real_text(k1: float, b: float) -> None:
         if not known:
             continue
         expected = retriever.get_scores(known)
-        got = bm25_scores(docs, known, k1, b)
+        got = bm25_scores(analyzer.stats(kept_texts), known, k1, b)
+        np.testing.assert_allclose(
+            bm25_scores(ListStats(docs), known, k1, b), expected, atol=1e-6, rtol=0
+        )
         np.testing.assert_allclose(got, expected, atol=1e-6, rtol=0)

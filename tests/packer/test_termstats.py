@@ -1,0 +1,51 @@
+"""The vectorised corpus scan gives exactly what explicit term lists give."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from packer.termstats import ListStats, SubsetStats
+from packer.text import LCM_TOKENIZER, Analyzer, Tokenizer
+
+PIECES = ["a", "ab", "Abc", "x1", "1", "99", "you", "your", "thank-you", "don't", "snake_case",
+          "v3.1", "数据库", "迁移", "😀", "naïve", "Café", "İstanbul", "ß", "K", " ", "  ", "\n",
+          "\t", "-", "", "ǅ"]
+
+texts_st = st.lists(st.lists(st.sampled_from(PIECES), max_size=8).map("".join), max_size=12)
+queries_st = st.lists(st.sampled_from(["a", "ab", "abc", "x1", "99", "you", "your", "thank",
+                                       "don", "t", "snake", "case", "v3", "数据", "据库",
+                                       "naïve", "café", "na", "ve", "caf", "istanbul",
+                                       "i̇stanbul", "ss", "ß", "k"]), max_size=5, unique=True)
+TOKENIZERS: list[Tokenizer] = [Analyzer(), Analyzer(stopwords="english"), LCM_TOKENIZER]
+
+
+def reference(tokenizer: Tokenizer, texts: list[str]) -> ListStats:
+    return ListStats([tokenizer.terms(t) for t in texts])
+
+
+def assert_same(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> None:
+    for x, y in zip(a, b, strict=True):
+        assert x.tolist() == y.tolist()
+
+
+@given(texts=texts_st, query=queries_st)
+def test_stats_equal_explicit_term_lists(texts: list[str], query: list[str]) -> None:
+    for tokenizer in TOKENIZERS:
+        fast = tokenizer.stats(texts)
+        slow = reference(tokenizer, texts)
+        assert fast.lengths.tolist() == slow.lengths.tolist(), tokenizer
+        assert_same(fast.frequencies(query), slow.frequencies(query))
+
+
+@given(texts=texts_st, query=queries_st, data=st.data())
+def test_subset_stats_equal_stats_of_the_subset(texts: list[str], query: list[str],
+                                               data: st.DataObject) -> None:
+    keep = sorted(data.draw(st.sets(st.integers(0, max(0, len(texts) - 1)))) if texts else [])
+    index = np.array(keep, dtype=np.int64)
+    for tokenizer in TOKENIZERS:
+        sub = SubsetStats(tokenizer.stats(texts), index)
+        direct = reference(tokenizer, [texts[i] for i in keep])
+        assert sub.lengths.tolist() == direct.lengths.tolist()
+        assert_same(sub.frequencies(query), direct.frequencies(query))
