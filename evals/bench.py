@@ -517,6 +517,35 @@ def run(config: Config) -> dict[str, Any]:
 # ---------------------------------------------------------------- output
 
 
+def plot(report: dict[str, Any], path: Path) -> None:
+    """Pack time against item count (log-log) per strategy, beside the bare
+    tokenization pass and bm25s, as a PNG for the README."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = report["results"]
+    sizes = [r["size"] for r in results]
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    ax.plot(sizes, [r["tokenize"] for r in results], "k--", label="bare regex tokenize pass")
+    if all(r["bm25s"] is not None for r in results):
+        ax.plot(sizes, [r["bm25s"] for r in results], "k:", label="bm25s index + 1 query")
+    for name in report["config"]["strategies"]:
+        ax.plot(sizes, [r["strategies"][name]["pack"] for r in results], marker="o", label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("items (real chat messages, chitchat-dataset)")
+    ax.set_ylabel("seconds (median over prompts of best-of-repeats)")
+    ax.set_title("ctxpack pack time, validation to selection")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
 def _cell(value: float | None, fmt: str) -> str:
     # None: bm25s missing or a ratio without a denominator; NaN: never timed.
     return "-" if value is None or math.isnan(value) else format(value, fmt)
@@ -635,6 +664,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Canonical JSON (sorted keys, fixed float digits) and no date: runs diff cleanly.
     write_atomic(config.out, dumps(report, indent=2) + "\n")
     log(f"wrote {config.out}")
+    if len(config.sizes) > 1 and _optional_module("matplotlib") is not None:
+        plot(report, config.out.with_suffix(".png"))
+        log(f"wrote {config.out.with_suffix('.png')}")
     return EXIT_OK
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Final
 
 import numpy as np
@@ -135,68 +136,91 @@ def pointer_join(base: str, *parts: str | int) -> str:
     return (base if base != "/" else "") + pointer(*parts)
 
 
-def _column(
-    items: list[dict[str, Any]],
+_MISSING: Final = object()
+
+
+def _read_columns(items: list[dict[str, Any]], keys: list[str]) -> dict[str, list[Any]]:
+    """``key -> [value of every item]`` (``_MISSING`` where an item lacks the key),
+    reading the item dicts once: they do not stay in the CPU cache at 100k items."""
+    if not keys:
+        return {}
+    try:
+        rows = map(itemgetter(*keys), items)
+        if len(keys) == 1:
+            return {keys[0]: list(rows)}
+        return dict(zip(keys, map(list, zip(*rows, strict=True)), strict=True))
+    except KeyError:  # items differ in their keys
+        return {key: [it.get(key, _MISSING) for it in items] for key in keys}
+
+
+def _checked(
+    values: list[Any],
     key: str,
     check: Callable[[Any, str], Any],
-    default: Any,
     fast: Callable[[list[Any]], bool],
 ) -> list[Any]:
-    """One field of every item, defaulted and checked. ``fast(values)`` is a
-    whole-column test that, when true, proves every value passes ``check``; the
-    per-value loop then only runs to name the first bad value."""
-    values = [it.get(key, default) for it in items]
+    """``values`` of field ``key``, checked. ``fast(values)`` is a whole-column test
+    that, when true, proves every present value passes ``check``; the per-value
+    loop then only runs to name the first bad value."""
     if fast(values):
         return values
-    return [v if v is default else check(v, pointer("items", i, key)) for i, v in enumerate(values)]
+    return [
+        v if v is _MISSING else check(v, pointer("items", i, key)) for i, v in enumerate(values)
+    ]
 
 
 def _types_within(*types: type) -> Callable[[list[Any]], bool]:
-    allowed = frozenset(types)
+    allowed = frozenset((*types, type(_MISSING)))
     return lambda values: set(map(type, values)) <= allowed
 
 
 def _codes(
-    items: list[dict[str, Any]], key: str, choices: Sequence[str], default: str, present: set[str]
+    values: list[Any] | None, key: str, choices: Sequence[str], default: str, n: int
 ) -> np.ndarray:
-    if key not in present:
-        return np.full(len(items), choices.index(default), dtype=np.int8)
-    values = [it.get(key, default) for it in items]
-    lookup = {c: i for i, c in enumerate(choices)}
+    """Int8 codes of a closed-set field (its index in ``choices``)."""
+    if values is None:
+        return np.full(n, choices.index(default), dtype=np.int8)
+    lookup: dict[Any, int] = {c: i for i, c in enumerate(choices)}
+    lookup[_MISSING] = choices.index(default)
     try:
-        return np.fromiter((lookup[v] for v in values), dtype=np.int8, count=len(values))
+        return np.fromiter(map(lookup.__getitem__, values), dtype=np.int8, count=n)
     except (KeyError, TypeError):
         for i, v in enumerate(values):
-            _check_choice(v, pointer("items", i, key), choices)
+            if v is not _MISSING:
+                _check_choice(v, pointer("items", i, key), choices)
         raise AssertionError("unreachable") from None
 
 
-def _int_column(
-    items: list[dict[str, Any]], key: str, minimum: int | None, default: Any, present: set[str]
-) -> list[Any]:
-    if key not in present:
-        return [default] * len(items)
+def _int_array(
+    values: list[Any] | None, key: str, minimum: int | None, default: np.ndarray
+) -> np.ndarray:
+    """A checked integer field as int64; absent values are taken from ``default``."""
+    if values is None:
+        return default.copy()
     lo = -_INT64_MAX if minimum is None else minimum
 
-    def fast(values: list[Any]) -> bool:
-        given = [v for v in values if v is not default]
+    def fast(vs: list[Any]) -> bool:
+        given = [v for v in vs if v is not _MISSING] if _MISSING in vs else vs
         return not given or (
             set(map(type, given)) == {int} and min(given) >= lo and max(given) <= _INT64_MAX
         )
 
-    return _column(items, key, lambda v, w: _check_int(v, w, minimum), default, fast)
-
-
-_MISSING: Final = object()
+    checked = _checked(values, key, lambda v, w: _check_int(v, w, minimum), fast)
+    if _MISSING not in checked:
+        return np.array(checked, dtype=np.int64)
+    out = default.copy()
+    given = [i for i, v in enumerate(checked) if v is not _MISSING]
+    out[given] = [checked[i] for i in given]
+    return out
 
 
 def _parse_items(raw: Any, counter: str) -> Items:
     if type(raw) is not list:
         raise _fail("/items", "wrong type", "an array", raw)
     n = len(raw)
-    for i, it in enumerate(raw):
-        if type(it) is not dict:
-            raise _fail(pointer("items", i), "wrong type", "an object", it)
+    if not set(map(type, raw)) <= {dict}:
+        i = next(i for i, it in enumerate(raw) if type(it) is not dict)
+        raise _fail(pointer("items", i), "wrong type", "an object", raw[i])
     present: set[str] = set().union(*raw) if raw else set()
     unknown = present - _ITEM_FIELDS
     if unknown:
@@ -208,96 +232,77 @@ def _parse_items(raw: Any, counter: str) -> Items:
             "one of " + ", ".join(sorted(_ITEM_FIELDS)),
             key,
         )
-
-    # Required fields.
+    columns = _read_columns(raw, sorted(present))
     for key in ("id", "text"):
-        missing_at = next((i for i, it in enumerate(raw) if key not in it), None)
-        if missing_at is not None:
-            raise InputError(pointer("items", missing_at), f"missing required field '{key}'")
-    ids = _column(
-        raw,
+        values = columns.get(key)
+        if n and (values is None or _MISSING in values):
+            at = 0 if values is None else values.index(_MISSING)
+            raise InputError(pointer("items", at), f"missing required field '{key}'")
+
+    ids = _checked(
+        columns.get("id", []),
         "id",
         lambda v, w: _check_str(v, w, nonempty=True),
-        _MISSING,
-        lambda vs: set(map(type, vs)) == {str} and all(vs),
+        lambda vs: set(map(type, vs)) <= {str} and all(vs),
     )
-    texts = _column(raw, "text", _check_str, _MISSING, _types_within(str))
+    texts = _checked(columns.get("text", []), "text", _check_str, _types_within(str))
     _refuse_duplicates(ids, "id")
-    ordinal_list = _defaulted(_int_column(raw, "ordinal", None, _MISSING, present), range(n))
-    _refuse_duplicates(ordinal_list, "ordinal")
-    ordinals = np.array(ordinal_list, dtype=np.int64)
+    ordinals = _int_array(columns.get("ordinal"), "ordinal", None, np.arange(n, dtype=np.int64))
+    if "ordinal" in columns:
+        _refuse_duplicates(ordinals.tolist(), "ordinal")
 
-    roles = _codes(raw, "role", ROLES, "user", present)
-    kinds = _codes(raw, "kind", KINDS, "message", present)
-    trust = _codes(raw, "trust", TRUST, "unknown", present)
-    importance = _codes(raw, "importance", IMPORTANCE, "unknown", present)
+    def flag(key: str) -> np.ndarray:
+        values = columns.get(key)
+        if values is None:
+            return np.zeros(n, dtype=bool)
 
-    if "anchored" in present:
-
-        def check_bool(v: Any, where: str) -> bool:
+        def check(v: Any, where: str) -> bool:
             if type(v) is not bool:
                 raise _fail(where, "wrong type", "a boolean", v)
             return v
 
-        anchored = np.array(
-            _column(raw, "anchored", check_bool, False, _types_within(bool)), dtype=bool
-        )
-    else:
-        anchored = np.zeros(n, dtype=bool)
+        checked = _checked(values, key, check, _types_within(bool))
+        return np.array([v is True for v in checked], dtype=bool)
 
-    def opt_str(key: str) -> list[str | None]:
-        if key not in present:
+    def optional_str(key: str) -> list[str | None]:
+        values = columns.get(key)
+        if values is None:
             return [None] * n
-        return _column(
-            raw,
+        checked = _checked(
+            values,
             key,
             lambda v, w: _check_str(v, w, nullable=True),
-            None,
             _types_within(str, type(None)),
         )
-
-    categories = opt_str("category")
-    urls = opt_str("url")
+        return [None if v is _MISSING else v for v in checked]
 
     # Defaults chain: turn <- ordinal, last_mention_turn <- turn.
-    turn_list = _defaulted(_int_column(raw, "turn", None, _MISSING, present), ordinal_list)
-    turns = np.array(turn_list, dtype=np.int64)
-    mentions = np.array(_int_column(raw, "mentions", 0, 0, present), dtype=np.int64)
-    references = np.array(_int_column(raw, "references", 0, 0, present), dtype=np.int64)
-    last_mention = np.array(
-        _defaulted(_int_column(raw, "last_mention_turn", None, _MISSING, present), turn_list),
-        dtype=np.int64,
-    )
-
-    given = _int_column(raw, "tokens", 0, _MISSING, present)
-    tokens = _resolve_tokens(ids, texts, kinds, given, counter)
-
-    order = np.argsort(ordinals, kind="stable")
+    turns = _int_array(columns.get("turn"), "turn", None, ordinals)
+    zeros = np.zeros(n, dtype=np.int64)
+    kinds = _codes(columns.get("kind"), "kind", KINDS, "message", n)
     items = Items(
         ids=ids,
         texts=texts,
         ordinals=ordinals,
-        roles=roles,
+        roles=_codes(columns.get("role"), "role", ROLES, "user", n),
         kinds=kinds,
-        tokens=tokens,
-        trust=trust,
-        importance=importance,
-        anchored=anchored,
-        categories=categories,
+        tokens=_resolve_tokens(ids, texts, kinds, columns.get("tokens"), counter),
+        trust=_codes(columns.get("trust"), "trust", TRUST, "unknown", n),
+        importance=_codes(columns.get("importance"), "importance", IMPORTANCE, "unknown", n),
+        anchored=flag("anchored"),
+        categories=optional_str("category"),
         turns=turns,
-        mentions=mentions,
-        references=references,
-        last_mention_turns=last_mention,
-        urls=urls,
+        mentions=_int_array(columns.get("mentions"), "mentions", 0, zeros),
+        references=_int_array(columns.get("references"), "references", 0, zeros),
+        last_mention_turns=_int_array(
+            columns.get("last_mention_turn"), "last_mention_turn", None, turns
+        ),
+        urls=optional_str("url"),
     )
+    order = np.argsort(items.ordinals, kind="stable")
     if n and not bool(np.all(order[:-1] < order[1:])):
         items = items.take(order, subset=False)
     return items
-
-
-def _defaulted(values: list[Any], defaults: Sequence[Any]) -> list[Any]:
-    """``values`` with each missing entry taken from ``defaults`` at its position."""
-    return [d if v is _MISSING else v for v, d in zip(values, defaults, strict=True)]
 
 
 def _refuse_duplicates(values: Sequence[Any], key: str) -> None:
@@ -314,14 +319,23 @@ def _refuse_duplicates(values: Sequence[Any], key: str) -> None:
 
 
 def _resolve_tokens(
-    ids: list[str], texts: list[str], kinds: np.ndarray, given: list[Any], counter: str
+    ids: list[str], texts: list[str], kinds: np.ndarray, given: list[Any] | None, counter: str
 ) -> np.ndarray:
     """Given counts win; the rest are counted, summaries in their XML envelope."""
-    out = np.array([0 if g is _MISSING else g for g in given], dtype=np.int64)
-    missing = [i for i, g in enumerate(given) if g is _MISSING]
+    n = len(texts)
+    summaries = np.flatnonzero(kinds == SUMMARY).tolist()
+    if given is None:
+        to_count = list(texts)
+        for i in summaries:
+            to_count[i] = summary_envelope(ids[i], texts[i])
+        return count_tokens(to_count, counter)
+    out = _int_array(given, "tokens", 0, np.full(n, -1, dtype=np.int64))
+    missing = np.flatnonzero(out < 0).tolist()
     if missing:
-        summary = (kinds == SUMMARY).tolist()
-        to_count = [summary_envelope(ids[i], texts[i]) if summary[i] else texts[i] for i in missing]
+        summary = set(summaries)
+        to_count = [
+            summary_envelope(ids[i], texts[i]) if i in summary else texts[i] for i in missing
+        ]
         out[missing] = count_tokens(to_count, counter)
     return out
 
