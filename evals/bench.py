@@ -14,9 +14,11 @@ What is measured, on real chat text (the Chit Chat Challenge corpus of the
   ``get_scores`` query. Its own tokenization pass is timed apart
   (``bm25s_tokenize``) and is not part of the ``bm25s`` figure.
 
-Every figure is the best of ``--repeats`` runs (the best run is the one least
-disturbed by the machine), each after a full ``gc.collect()`` with the collector
-left on, as a real caller has it; a strategy's pack time is the median over five
+Every figure is the best of ``--repeats`` runs (scaled up for the smaller sizes,
+see :func:`repeats_for`; the best run is the one least disturbed by the machine),
+each after a full ``gc.collect()`` with the collector left on, as a real caller
+has it (``pack()`` pauses it for its own duration: it builds no cycles, see
+``packer.pipeline.cyclic_gc_paused``); a strategy's pack time is the median over five
 seeded prompts of those best runs, since relevance scoring depends on the
 prompt. Ratios are taken between figures of the same run, so they hold across
 machines better than the seconds do. Peak memory is measured at the largest size
@@ -348,6 +350,13 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b <= 0 else a / b
 
 
+def repeats_for(size: int, repeats: int) -> int:
+    """More repeats for short timings: a 10 ms figure taken 3 times is mostly
+    noise, and the growth target divides by it. ``repeats`` at 100k items, 5x
+    that at 10k, 50x at 1k (every size then spends similar clock time)."""
+    return repeats * max(1, (100_000 // max(size, 1)) // 2)
+
+
 def measure_size(
     corpus: Corpus,
     prompts: list[str],
@@ -359,14 +368,15 @@ def measure_size(
     texts = corpus.texts
     # One item list for every request at this size, as one caller's history would be.
     items = build_items(corpus)
-    tokenize = time_tokenize(texts, config.repeats)
+    repeats = repeats_for(n, config.repeats)
+    tokenize = time_tokenize(texts, repeats)
     log(f"{n} items: tokenize {tokenize:.4f} s")
-    bm = None if bm25s is None else time_bm25s(bm25s, texts, prompts[0], config.repeats)
+    bm = None if bm25s is None else time_bm25s(bm25s, texts, prompts[0], repeats)
     if bm is not None:
         log(f"{n} items: bm25s tokenize {bm.tokenize:.4f} s, index+query {bm.index_query:.4f} s")
     strategies: dict[str, Any] = {}
     for name in config.strategies:
-        st = time_strategy(name, items, prompts, config.repeats)
+        st = time_strategy(name, items, prompts, repeats)
         log(f"{n} items: {name} pack {st.pack:.4f} s, render {st.render:.4f} s")
         strategies[name] = {
             "pack": st.pack,
@@ -501,6 +511,7 @@ def run(config: Config) -> dict[str, Any]:
             "strategies": config.strategies,
             "corpus": {"name": CORPUS, "version": _version(CORPUS), "messages": corpus.total},
             "bm25s_available": bm25s is not None,
+            "repeats_per_size": {str(n): repeats_for(n, config.repeats) for n in config.sizes},
             "statistic": "seconds; best of repeats, pack is the median over prompts",
         },
         "machine": machine(),

@@ -3,7 +3,9 @@
 In: duplicate keys, ``NaN``/``Infinity`` and invalid text are errors with a
 line and column. Out: sorted keys, compact separators, UTF-8 text, floats rounded
 to a fixed 9 decimals (and ``-0.0`` written as ``0.0``) so that the same pack is
-the same bytes on every machine.
+the same bytes on every machine. Rounding is numpy's ``round`` for scalars and
+arrays alike, so a renderer may round whole arrays up front (:func:`round_floats`)
+and ask :func:`dumps` to skip the walk (``prepared=True``).
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from .errors import InputError
 
-__all__ = ["FLOAT_DECIMALS", "canonical", "dumps", "loads"]
+__all__ = ["FLOAT_DECIMALS", "canonical", "dumps", "loads", "round_floats"]
 
 FLOAT_DECIMALS = 9
 
@@ -65,13 +69,19 @@ def loads(text: str | bytes, *, source: str | None = None) -> Any:
         raise InputError("/", f"invalid JSON: {exc}", source=source) from None
 
 
+def round_floats(values: np.ndarray) -> np.ndarray:
+    """Canonical floats of a whole array: rounded to FLOAT_DECIMALS, -0.0 made 0.0
+    (NaN stays NaN)."""
+    rounded: np.ndarray = np.round(values.astype(np.float64), FLOAT_DECIMALS) + 0.0
+    return rounded
+
+
 def canonical(value: Any) -> Any:
-    """Round floats to FLOAT_DECIMALS and normalise -0.0; containers are copied."""
+    """Round floats as :func:`round_floats` does; containers are copied."""
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"non-finite float {value!r} cannot be written as JSON")
-        rounded = round(value, FLOAT_DECIMALS)
-        return 0.0 if rounded == 0 else rounded
+        return float(round_floats(np.array(value)))
     if isinstance(value, dict):
         return {k: canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -79,11 +89,12 @@ def canonical(value: Any) -> Any:
     return value
 
 
-def dumps(value: Any, *, indent: int | None = None) -> str:
-    """Canonical JSON text: sorted keys, fixed float formatting, no trailing newline."""
+def dumps(value: Any, *, indent: int | None = None, prepared: bool = False) -> str:
+    """Canonical JSON text: sorted keys, fixed float formatting, no trailing newline.
+    ``prepared=True`` promises every float is already canonical and skips the walk."""
     separators = (",", ": ") if indent is not None else (",", ":")
     return json.dumps(
-        canonical(value),
+        value if prepared else canonical(value),
         sort_keys=True,
         ensure_ascii=False,
         separators=separators,

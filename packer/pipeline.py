@@ -89,7 +89,8 @@ class PackResult:
     def to_json(self, *, indent: int | None = None) -> str:
         from .jsonio import dumps
 
-        return dumps(self.to_dict(), indent=indent)
+        with cyclic_gc_paused():  # rendering builds no cycles either
+            return dumps(self.to_dict(), indent=indent, prepared=True)  # floats pre-rounded
 
 
 @contextmanager

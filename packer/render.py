@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from .jsonio import canonical, round_floats
 from .model import IMPORTANCE, KINDS, MESSAGE, ROLES, TRUST, UNKNOWN_TRUST
 from .reasons import (
     ANCHORED,
@@ -110,12 +111,12 @@ def trace(result: PackResult, bundle_text: str) -> dict[str, Any]:
     items = req.items
     ranking = result.ranking
     trust_on = req.trust_policy != "off"
-    scores = result.scores()
-    components = {name: np.full(len(items), np.nan) for name in sorted(ranking.components)}
-    for name, values in ranking.components.items():
-        components[name][result.evictable] = values
-    columns = {name: values.tolist() for name, values in components.items()}
-    score_list = scores.tolist()
+    columns = {}
+    for name in sorted(ranking.components):
+        column = np.full(len(items), np.nan)
+        column[result.evictable] = ranking.components[name]
+        columns[name] = round_floats(column).tolist()
+    score_list = round_floats(result.scores()).tolist()
     included = result.included.tolist()
     rank = result.rank.tolist()
     candidates = []
@@ -146,7 +147,7 @@ def trace(result: PackResult, bundle_text: str) -> dict[str, Any]:
     tail_messages = int((result.in_tail & (items.kinds == MESSAGE)).sum())
     return {
         "schema": TRACE_SCHEMA_ID,
-        "strategy": req.strategy.spec(),
+        "strategy": canonical(req.strategy.spec()),
         "spec": req.strategy.spec_string(),
         "token_counter": req.token_counter,
         "trust_policy": req.trust_policy,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from packer import pack
@@ -53,3 +54,14 @@ def test_same_request_same_bytes_and_shuffle_changes_nothing(strategy: str) -> N
 def test_ts_comes_from_the_request_or_a_fixed_default() -> None:
     out = pack({"items": [], "budget_tokens": 1}).to_dict()
     assert out["meta"]["ts"] == "1970-01-01T00:00:00Z"
+
+
+def test_floats_are_canonical() -> None:
+    from packer.jsonio import canonical, dumps, round_floats
+
+    assert canonical(-0.0) == 0.0 and str(canonical(-0.0)) == "0.0"
+    assert canonical(0.1 + 0.2) == 0.3
+    assert canonical({"a": [1.0000000004, -1e-12]}) == {"a": [1.0, 0.0]}
+    assert round_floats(np.array([0.1 + 0.2, -1e-12, np.nan]))[:2].tolist() == [0.3, 0.0]
+    with pytest.raises(ValueError, match="non-finite"):
+        dumps({"x": float("inf")})

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import pack
+from packer.jsonio import dumps
 from packer.strategies import REGISTRY
 
 WORDS = [
@@ -85,6 +86,7 @@ def with_strategy(request: dict[str, Any], name: str) -> dict[str, Any]:
 def test_pack_invariants(name: str, request: dict[str, Any], seed: int) -> None:
     result = pack(with_strategy(request, name))  # schema-validated by conftest
     out = result.to_json()
+    assert out == dumps(result.to_dict())  # the prepared fast path is the canonical walk
     # determinism and input-order independence (ordinals are explicit)
     shuffled = request["items"][:]
     random.Random(seed).shuffle(shuffled)

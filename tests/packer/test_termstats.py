@@ -9,15 +9,70 @@ from hypothesis import strategies as st
 from packer.termstats import ListStats, SubsetStats
 from packer.text import LCM_TOKENIZER, Analyzer, Tokenizer
 
-PIECES = ["a", "ab", "Abc", "x1", "1", "99", "you", "your", "thank-you", "don't", "snake_case",
-          "v3.1", "数据库", "迁移", "😀", "naïve", "Café", "İstanbul", "ß", "K", " ", "  ", "\n",
-          "\t", "-", "", "ǅ"]
+PIECES = [
+    "a",
+    "ab",
+    "Abc",
+    "x1",
+    "1",
+    "99",
+    "you",
+    "your",
+    "thank-you",
+    "don't",
+    "snake_case",
+    "v3.1",
+    "数据库",
+    "迁移",
+    "😀",
+    "naïve",
+    "Café",
+    "İstanbul",
+    "ß",
+    "K",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "-",
+    "",
+    "ǅ",
+]
 
 texts_st = st.lists(st.lists(st.sampled_from(PIECES), max_size=8).map("".join), max_size=12)
-queries_st = st.lists(st.sampled_from(["a", "ab", "abc", "x1", "99", "you", "your", "thank",
-                                       "don", "t", "snake", "case", "v3", "数据", "据库",
-                                       "naïve", "café", "na", "ve", "caf", "istanbul",
-                                       "i̇stanbul", "ss", "ß", "k"]), max_size=5, unique=True)
+queries_st = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "ab",
+            "abc",
+            "x1",
+            "99",
+            "you",
+            "your",
+            "thank",
+            "don",
+            "t",
+            "snake",
+            "case",
+            "v3",
+            "数据",
+            "据库",
+            "naïve",
+            "café",
+            "na",
+            "ve",
+            "caf",
+            "istanbul",
+            "i̇stanbul",
+            "ss",
+            "ß",
+            "k",
+        ]
+    ),
+    max_size=5,
+    unique=True,
+)
 TOKENIZERS: list[Tokenizer] = [Analyzer(), Analyzer(stopwords="english"), LCM_TOKENIZER]
 
 
@@ -40,8 +95,9 @@ def test_stats_equal_explicit_term_lists(texts: list[str], query: list[str]) -> 
 
 
 @given(texts=texts_st, query=queries_st, data=st.data())
-def test_subset_stats_equal_stats_of_the_subset(texts: list[str], query: list[str],
-                                               data: st.DataObject) -> None:
+def test_subset_stats_equal_stats_of_the_subset(
+    texts: list[str], query: list[str], data: st.DataObject
+) -> None:
     keep = sorted(data.draw(st.sets(st.integers(0, max(0, len(texts) - 1)))) if texts else [])
     index = np.array(keep, dtype=np.int64)
     for tokenizer in TOKENIZERS:
