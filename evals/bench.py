@@ -14,8 +14,8 @@ What is measured, on real chat text (the Chit Chat Challenge corpus of the
   ``get_scores`` query. Its own tokenization pass is timed apart
   (``bm25s_tokenize``) and is not part of the ``bm25s`` figure.
 
-Every figure is the best of ``--repeats`` runs (scaled up for the smaller sizes,
-see :func:`repeats_for`; the best run is the one least disturbed by the machine),
+Every figure is the best of ``--repeats`` runs at every size (the best run is
+the one least disturbed by the machine; equal counts keep sizes comparable),
 each after a full ``gc.collect()`` with the collector left on, as a real caller
 has it (``pack()`` pauses it for its own duration: it builds no cycles, see
 ``packer.pipeline.cyclic_gc_paused``); a strategy's pack time is the median over five
@@ -350,13 +350,6 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b <= 0 else a / b
 
 
-def repeats_for(size: int, repeats: int) -> int:
-    """More repeats for short timings: a 10 ms figure taken 3 times is mostly
-    noise, and the growth target divides by it. ``repeats`` at 100k items, 5x
-    that at 10k, 50x at 1k (every size then spends similar clock time)."""
-    return repeats * max(1, (100_000 // max(size, 1)) // 2)
-
-
 def measure_size(
     corpus: Corpus,
     prompts: list[str],
@@ -368,7 +361,7 @@ def measure_size(
     texts = corpus.texts
     # One item list for every request at this size, as one caller's history would be.
     items = build_items(corpus)
-    repeats = repeats_for(n, config.repeats)
+    repeats = config.repeats
     tokenize = time_tokenize(texts, repeats)
     log(f"{n} items: tokenize {tokenize:.4f} s")
     bm = None if bm25s is None else time_bm25s(bm25s, texts, prompts[0], repeats)
@@ -511,7 +504,6 @@ def run(config: Config) -> dict[str, Any]:
             "strategies": config.strategies,
             "corpus": {"name": CORPUS, "version": _version(CORPUS), "messages": corpus.total},
             "bm25s_available": bm25s is not None,
-            "repeats_per_size": {str(n): repeats_for(n, config.repeats) for n in config.sizes},
             "statistic": "seconds; best of repeats, pack is the median over prompts",
         },
         "machine": machine(),
@@ -646,7 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark the packer against a bare tokenization pass and bm25s.",
     )
     parser.add_argument("--sizes", type=_sizes, default=list(DEFAULT_SIZES), help="item counts")
-    parser.add_argument("--repeats", type=_positive, default=3, help="runs per figure (best)")
+    parser.add_argument("--repeats", type=_positive, default=5, help="runs per figure (best)")
     parser.add_argument("--seed", type=int, default=0, help="seed for picking the prompts")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report JSON path")
     parser.add_argument(

@@ -85,12 +85,12 @@ _WORD[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", dtype=np.uint8)] = 
 
 @dataclass(frozen=True, eq=False)
 class ScanStats:
-    """Term statistics of texts whose terms are maximal ``[a-z0-9]`` runs of at
-    least ``min_len`` characters of the lowercased text, computed without term
-    lists. ``lowered`` must be lowercase ASCII (one byte per character); a
-    document's terms never cross into the next (documents are joined by a newline)."""
+    """Term statistics of ASCII texts whose terms are maximal ``[a-z0-9]`` runs of
+    at least ``min_len`` characters of the lowercased text, computed without term
+    lists. The texts are joined by newlines (so no term crosses into the next
+    document) and lowercased once; ASCII lowercasing keeps every offset."""
 
-    lowered: Sequence[str]
+    texts: Sequence[str]
     min_len: int = 1
     lengths: np.ndarray = field(init=False)
     _data: bytes = field(init=False, repr=False)
@@ -98,9 +98,9 @@ class ScanStats:
     _word: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        data = "\n".join(self.lowered).encode("ascii")
-        n = len(self.lowered)
-        sizes = np.fromiter(map(len, self.lowered), dtype=np.int64, count=n)
+        data = "\n".join(self.texts).lower().encode("ascii")
+        n = len(self.texts)
+        sizes = np.fromiter(map(len, self.texts), dtype=np.int64, count=n)
         begins = np.concatenate(([0], np.cumsum(sizes + 1)[:-1])) if n else np.zeros(0, np.int64)
         word = _WORD[np.frombuffer(data, dtype=np.uint8)]
         before = np.concatenate(([False], word[:-1]))
@@ -159,17 +159,16 @@ class _Merged:
 def scan_or_list(
     texts: Sequence[str], min_len: int, terms_of: Callable[[str], list[str]]
 ) -> TermStats:
-    """Statistics of ``texts``: scanned where the lowercased text is ASCII, from
-    ``terms_of(lowercased)`` term lists elsewhere."""
-    lowered = list(map(str.lower, texts))
-    ascii_mask = np.fromiter(map(str.isascii, lowered), dtype=bool, count=len(lowered))
+    """Statistics of ``texts``: scanned where the text is ASCII, from term lists
+    ``terms_of(text.lower())`` elsewhere."""
+    ascii_mask = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
     if ascii_mask.all():
-        return ScanStats(lowered, min_len)
+        return ScanStats(texts, min_len)
     scan_at = np.flatnonzero(ascii_mask)
     rest_at = np.flatnonzero(~ascii_mask)
-    scan = ScanStats([lowered[i] for i in scan_at.tolist()], min_len)
-    rest = ListStats([terms_of(lowered[i]) for i in rest_at.tolist()])
-    lengths = np.zeros(len(lowered), dtype=np.int64)
+    scan = ScanStats([texts[i] for i in scan_at.tolist()], min_len)
+    rest = ListStats([terms_of(texts[i].lower()) for i in rest_at.tolist()])
+    lengths = np.zeros(len(texts), dtype=np.int64)
     lengths[scan_at] = scan.lengths
     lengths[rest_at] = rest.lengths
     return _Merged(scan, scan_at, rest, rest_at, lengths)
