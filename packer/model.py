@@ -38,44 +38,6 @@ SUMMARY: Final = KINDS.index("summary")
 QUARANTINED: Final = TRUST.index("quarantined")
 UNKNOWN_TRUST: Final = TRUST.index("unknown")
 
-_ITEM_FIELDS: Final = frozenset(
-    [
-        "id",
-        "text",
-        "ordinal",
-        "role",
-        "kind",
-        "tokens",
-        "trust",
-        "importance",
-        "anchored",
-        "category",
-        "turn",
-        "mentions",
-        "references",
-        "last_mention_turn",
-        "url",
-    ]
-)
-_REQUEST_FIELDS: Final = frozenset(
-    [
-        "schema",
-        "items",
-        "prompt",
-        "budget_tokens",
-        "max_items",
-        "fresh_tail",
-        "current_turn",
-        "token_counter",
-        "trust_policy",
-        "strategy",
-        "ts",
-        "scope",
-        "category_caps",
-    ]
-)
-_INT64_MAX: Final = 2**62  # headroom so sums of counts never overflow int64
-
 
 @dataclass(frozen=True, eq=False)
 class Items:

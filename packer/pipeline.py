@@ -119,6 +119,8 @@ def pack(request: Request | Mapping[str, Any]) -> PackResult:
 
 
 def assemble(req: Request) -> PackResult:
+    """Every decision for a validated request: trust exclusion, then the fresh
+    tail and anchors, then the strategy's ranking, then the fill of what is left."""
     items = req.items
     n = len(items)
     outcome = np.full(n, O_INCLUDED, dtype=np.int8)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from packer import pack
 from packer.jsonio import dumps
+from packer.model import QUARANTINED
 from packer.strategies import REGISTRY
 
 WORDS = [
@@ -103,7 +104,7 @@ def test_pack_invariants(name: str, request: dict[str, Any], seed: int) -> None:
     # tail and anchored items always kept
     assert bool(np.all(result.included[result.in_tail | result.anchored]))
     if request["trust_policy"] == "exclude_quarantined":
-        assert not any(items.trust[result.included] == 3)
+        assert not any(items.trust[result.included] == QUARANTINED)
     if "max_items" in request:
         evictable_kept = int(result.included[result.evictable].sum())
         assert evictable_kept <= (result.evictable_slots or 0)
