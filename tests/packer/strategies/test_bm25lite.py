@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer.strategies.bm25lite import lcm_score
 from packer.text import lcm_terms
@@ -139,3 +141,23 @@ def test_ties_go_to_the_newer_item_and_misfits_are_skipped_not_stopped() -> None
     assert result.selected_ids == ["mid", "zero"]
     order = [result.items.ids[i] for i in result.evictable[result.rank[result.evictable].argsort()]]
     assert order == ["big", "mid", "old", "zero"]
+
+
+WORDS = ["database", "db", "Migration", "the", "a", "数据库", "café", "x1", "login-flow", ""]
+
+
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join), min_size=1, max_size=12
+    ),
+    prompt=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
+)
+def test_vectorised_scores_are_lcm_score_exactly(texts: list[str], prompt: str) -> None:
+    items = [msg(f"i{k}", t, tokens=1, ordinal=k) for k, t in enumerate(texts)]
+    result = run(items, 1, "bm25lite", prompt=prompt)
+    prompt_terms = list(dict.fromkeys(lcm_terms(prompt)))
+    if result.ranking.scores is None:
+        assert not prompt_terms
+        return
+    expected = [lcm_score(lcm_terms(t), prompt_terms) for t in texts]
+    assert result.scores().tolist() == expected  # the same floats, not approximately
