@@ -25,6 +25,11 @@ check: $(STAMP)
 	$(PY) -m ruff check packer evals tests
 	$(PY) -m mypy
 
+## golden: rewrite the golden packs (tests/golden/) and the compiled scenario mirrors; review the diff
+golden: $(STAMP)
+	$(VENV)/bin/ctxpack scenarios compile
+	$(PY) -m pytest -q tests/evals/test_golden.py --update-goldens
+
 ## bench: the packer benchmark; writes reports/bench/pack.json
 bench: $(STAMP)
 	$(PY) -m evals.bench

@@ -134,8 +134,44 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    if args.name == "scenarios":  # the harness's file format
+        from importlib import resources
+
+        text = resources.files("evals").joinpath("schemas", "scenarios.v1.json").read_text("utf-8")
+        sys.stdout.write(text)
+        return EXIT_OK
     sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
+
+
+def _scenario_sources(args: argparse.Namespace) -> list[Path]:
+    paths = [Path(p) for p in args.paths] or sorted(Path("scenarios").glob("*.yaml"))
+    if not paths:
+        raise InputError("", "no scenario files given and none in scenarios/*.yaml", source="usage")
+    return paths
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    # The harness is imported here: the library must not depend on it.
+    from evals.scenarios import check_compiled, compile_sources, load_sources, write_compiled
+
+    loaded = load_sources(_scenario_sources(args))
+    count = sum(len(v) for v in loaded.values())
+    if args.action == "validate":
+        print(f"{count} scenarios in {len(loaded)} files: valid")
+        return EXIT_OK
+    texts = compile_sources(loaded)
+    out = Path(args.out) if args.out else None
+    if args.action == "compile":
+        for path in write_compiled(texts, out):
+            print(f"wrote {path}")
+        return EXIT_OK
+    problems = check_compiled(texts, out)
+    for line in problems:
+        print(line, file=sys.stderr)
+    if not problems:
+        print(f"{count} scenarios in {len(loaded)} files: compiled mirrors are up to date")
+    return EXIT_FAIL if problems else EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,8 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable listing")
     p.set_defaults(func=cmd_strategies)
 
+    p = sub.add_parser("scenarios", help="validate, compile or check golden scenario files")
+    p.add_argument("action", choices=["validate", "compile", "check"])
+    p.add_argument("paths", nargs="*", help="scenario YAML files (default: scenarios/*.yaml)")
+    p.add_argument("--out", help="compiled mirror directory (default: compiled/ beside each file)")
+    p.set_defaults(func=cmd_scenarios)
+
     p = sub.add_parser("schema", help="print a shipped JSON Schema")
-    p.add_argument("name", choices=sorted(SCHEMAS))
+    p.add_argument("name", choices=[*sorted(SCHEMAS), "scenarios"])
     p.set_defaults(func=cmd_schema)
     return parser
 

@@ -30,7 +30,14 @@ from .tokens import count_tokens
 if TYPE_CHECKING:
     from .pipeline import PackResult
 
-__all__ = ["PACK_SCHEMA_ID", "TRACE_SCHEMA_ID", "context_pack", "render", "trace"]
+__all__ = [
+    "PACK_SCHEMA_ID",
+    "TRACE_SCHEMA_ID",
+    "context_pack",
+    "reasons_by_id",
+    "render",
+    "trace",
+]
 
 PACK_SCHEMA_ID: Final = "openclaw-mem.context-pack.v1"
 TRACE_SCHEMA_ID: Final = "ctxpack.pack.trace.v1"
@@ -100,6 +107,12 @@ def _reasons(result: PackResult, i: int, trust_on: bool) -> list[str]:
     if trust_on and code != O_QUARANTINED:
         reasons.append(FAIL_OPEN if result.items.trust[i] == UNKNOWN_TRUST else TRUST_ALLOWED)
     return reasons
+
+
+def reasons_by_id(result: PackResult) -> dict[str, list[str]]:
+    """Each candidate's decision reasons, by id (as the trace lists them)."""
+    trust_on = result.request.trust_policy != "off"
+    return {ref: _reasons(result, i, trust_on) for i, ref in enumerate(result.items.ids)}
 
 
 def _number(x: float) -> float | None:

@@ -21,7 +21,7 @@ from .model import IMPORTANCE, KINDS, ROLES, SUMMARY, TRUST, TRUST_POLICIES, Fre
 from .strategies import Strategy, build_strategy, parse_spec
 from .tokens import COUNTERS, MissingExtraError, count_tokens, summary_envelope
 
-__all__ = ["DEFAULT_TS", "REQUEST_SCHEMA_ID", "Request", "parse_request"]
+__all__ = ["DEFAULT_TS", "REQUEST_SCHEMA_ID", "Request", "parse_request", "request_to_json"]
 
 REQUEST_SCHEMA_ID: Final = "ctxpack.request.v1"
 DEFAULT_TS: Final = "1970-01-01T00:00:00Z"
@@ -418,3 +418,46 @@ def _parse_strategy(raw: Any) -> Strategy:
     name = _check_str(spec["name"], "/strategy/name", nonempty=True)
     params = _check_object(spec.get("params", {}), "/strategy/params")
     return build_strategy(name, params, "/strategy")
+
+
+def request_to_json(req: Request, *, with_strategy: bool = True) -> dict[str, Any]:
+    """The normalised JSON form of a request: every default filled, token counts
+    resolved (so another counter is never consulted), items in ordinal order.
+    ``parse_request`` of the result gives back an equal request."""
+    items = req.items
+    out: dict[str, Any] = {
+        "schema": REQUEST_SCHEMA_ID,
+        "prompt": req.prompt,
+        "budget_tokens": req.budget_tokens,
+        "max_items": req.max_items,
+        "fresh_tail": {"count": req.fresh_tail.count, "max_tokens": req.fresh_tail.max_tokens},
+        "current_turn": req.current_turn,
+        "token_counter": req.token_counter,
+        "trust_policy": req.trust_policy,
+        "ts": req.ts,
+        "scope": req.scope,
+        "category_caps": dict(req.category_caps),
+        "items": [
+            {
+                "id": items.ids[i],
+                "text": items.texts[i],
+                "ordinal": int(items.ordinals[i]),
+                "role": ROLES[items.roles[i]],
+                "kind": KINDS[items.kinds[i]],
+                "tokens": int(items.tokens[i]),
+                "trust": TRUST[items.trust[i]],
+                "importance": IMPORTANCE[items.importance[i]],
+                "anchored": bool(items.anchored[i]),
+                "category": items.categories[i],
+                "turn": int(items.turns[i]),
+                "mentions": int(items.mentions[i]),
+                "references": int(items.references[i]),
+                "last_mention_turn": int(items.last_mention_turns[i]),
+                "url": items.urls[i],
+            }
+            for i in range(len(items))
+        ],
+    }
+    if with_strategy:
+        out["strategy"] = req.strategy.spec()
+    return out

@@ -45,3 +45,12 @@ def _validate_every_pack(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(packer.pipeline, "assemble", checked)
     yield
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/ from the current packer (make golden)",
+    )

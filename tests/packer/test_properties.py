@@ -125,3 +125,34 @@ def test_unsearchable_prompt_means_chronological_for_bm25_and_bm25lite(
 def draw_unsearchable(request: dict[str, Any]) -> str | None:
     """A prompt with no searchable term for either tokenizer."""
     return random.Random(len(request["items"])).choice([None, "", "  ", "?!", "- _ ."])
+
+
+@given(request=requests(), extra=st.integers(1, 60))
+def test_chronological_selection_only_grows_with_the_budget(
+    request: dict[str, Any], extra: int
+) -> None:
+    """Stop-at-misfit makes chronological monotone: more budget never drops an item."""
+    small = set(pack(with_strategy(request, "chronological")).selected_ids)
+    bigger = {**request, "budget_tokens": request["budget_tokens"] + extra}
+    assert small <= set(pack(with_strategy(bigger, "chronological")).selected_ids)
+
+
+RANKED = sorted(set(REGISTRY) - {"chronological"})
+
+
+@pytest.mark.parametrize("name", RANKED)
+def test_skip_not_stop_is_not_budget_monotone(name: str) -> None:
+    """The invariant that does NOT hold, pinned: with greedy skip-not-stop filling,
+    one more token of budget can drop an item. Ranked A > B > C by every ranked
+    strategy; at 10 tokens A (6) fits, B (5) is skipped, C (4) fills; at 11, B
+    fits after A and C no longer does."""
+    items = [
+        {"id": "C", "text": "alpha beta gamma", "tokens": 4, "ordinal": 0, "mentions": 1},
+        {"id": "B", "text": "alpha alpha beta", "tokens": 5, "ordinal": 1, "mentions": 3},
+        {"id": "A", "text": "alpha alpha alpha", "tokens": 6, "ordinal": 2, "mentions": 5},
+    ]
+    base = {"items": items, "prompt": "alpha", "current_turn": 2, "strategy": name}
+    for it in items:
+        it["last_mention_turn"] = 2
+    assert pack({**base, "budget_tokens": 10}).selected_ids == ["C", "A"]
+    assert pack({**base, "budget_tokens": 11}).selected_ids == ["B", "A"]
