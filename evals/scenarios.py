@@ -70,9 +70,10 @@ class Turn:
     relevant: tuple[str, ...]
     expect: Mapping[str, Mapping[str, Any]]
 
-    def expectation(self, strategy: str) -> dict[str, Any]:
-        """The ``"*"`` expectation merged with the strategy's own (which wins)."""
-        return {**self.expect.get(ALL, {}), **self.expect.get(strategy, {})}
+    def expectations(self, strategy: str) -> list[Mapping[str, Any]]:
+        """The expectations that apply to ``strategy``: ``"*"``'s and its own (both
+        must hold; neither overrides the other)."""
+        return [self.expect[key] for key in (ALL, strategy) if key in self.expect]
 
 
 @dataclass(frozen=True)
@@ -359,23 +360,22 @@ def pack_turn(turn: Turn, strategy: str | Mapping[str, Any]) -> PackResult:
 
 def expectation_failures(turn: Turn, strategy: str, result: PackResult) -> list[str]:
     """Every unmet expectation of ``turn`` for ``strategy``, one readable line each."""
-    exp = turn.expectation(strategy)
     selected = result.selected_ids
     kept = set(selected)
+    actual = reasons_by_id(result)
     failures = []
-    if "selected" in exp and selected != exp["selected"]:
-        failures.append(f"selected {selected}, expected {exp['selected']}")
-    missing = [i for i in exp.get("must_include", []) if i not in kept]
-    if missing:
-        failures.append(f"must_include not packed: {missing}")
-    present = [i for i in exp.get("must_exclude", []) if i in kept]
-    if present:
-        failures.append(f"must_exclude packed: {present}")
-    if "mode" in exp and result.mode != exp["mode"]:
-        failures.append(f"mode {result.mode}, expected {exp['mode']}")
-    if exp.get("reasons"):
-        actual = reasons_by_id(result)
-        for ref, codes in sorted(exp["reasons"].items()):
+    for exp in turn.expectations(strategy):
+        if "selected" in exp and selected != exp["selected"]:
+            failures.append(f"selected {selected}, expected {exp['selected']}")
+        missing = [i for i in exp.get("must_include", []) if i not in kept]
+        if missing:
+            failures.append(f"must_include not packed: {missing}")
+        present = [i for i in exp.get("must_exclude", []) if i in kept]
+        if present:
+            failures.append(f"must_exclude packed: {present}")
+        if "mode" in exp and result.mode != exp["mode"]:
+            failures.append(f"mode {result.mode}, expected {exp['mode']}")
+        for ref, codes in sorted(exp.get("reasons", {}).items()):
             lacking = [c for c in codes if c not in actual[ref]]
             if lacking:
                 failures.append(f"{ref}: reasons {actual[ref]} lack {lacking}")

@@ -88,7 +88,11 @@ class Clarity(StrategyBase, ClarityUsageParams):
         "tier * max(0, log2(m+1)*fs + recency(t) + refs*rw - staleness(t) + anchor)"
     )
 
-    anchor_bonus: float = param(100.0, "bonus for anchored items", minimum=0)
+    # Kept for fidelity to Clarity v1: anchored items are always kept by the shared
+    # policy, so under ctxpack this bonus never changes a selection.
+    anchor_bonus: float = param(
+        100.0, "bonus for anchored items (always kept anyway: no effect on selection)", minimum=0
+    )
     tier_essential: float = param(2.0, "factor for importance must_remember", minimum=0)
     tier_high: float = param(1.5, "factor for importance nice_to_have", minimum=0)
     tier_normal: float = param(1.0, "factor for importance unknown", minimum=0)
