@@ -303,6 +303,18 @@ def write_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> li
     return written
 
 
+def _lines_by_id(text: str) -> dict[str, str]:
+    """Compiled lines by scenario id; an unreadable line is keyed by its number."""
+    out = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        try:
+            key = str(json.loads(line)["id"])
+        except (ValueError, KeyError, TypeError):
+            key = f"<unreadable line {n}>"
+        out[key] = line
+    return out
+
+
 def check_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> list[str]:
     """What differs between the sources and the committed mirrors, one line each."""
     problems = []
@@ -315,8 +327,8 @@ def check_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> li
         current = target.read_text("utf-8")
         if current == text:
             continue
-        old = {json.loads(line)["id"]: line for line in current.splitlines() if line.strip()}
-        new = {json.loads(line)["id"]: line for line in text.splitlines()}
+        old = _lines_by_id(current)
+        new = _lines_by_id(text)
         differs = [f"changed {i}" for i in sorted(new.keys() & old.keys()) if new[i] != old[i]]
         differs += [f"new {i}" for i in sorted(new.keys() - old.keys())]
         differs += [f"removed {i}" for i in sorted(old.keys() - new.keys())]

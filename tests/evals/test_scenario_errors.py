@@ -123,3 +123,7 @@ def test_check_reports_stale_and_missing_mirrors(tmp_path: Path) -> None:
     out = ctxpack("scenarios", "check", "s.yaml", cwd=tmp_path)
     assert out.returncode == 1
     assert "stale (changed ok-one)" in out.stderr
+    (tmp_path / "compiled" / "s.jsonl").write_text("{not json\n")
+    out = ctxpack("scenarios", "check", "s.yaml", cwd=tmp_path)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "new ok-one, removed <unreadable line 1>" in out.stderr
