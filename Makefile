@@ -12,9 +12,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## eval: the main job (packs the bundled examples with every strategy until the eval runner lands)
+## eval: the main job: every strategy on every golden scenario suite (evals/default.yaml)
 eval: $(STAMP)
-	$(PY) -m evals.examples
+	$(VENV)/bin/ctxpack eval --config evals/default.yaml
 
 ## test: the whole test suite
 test: $(STAMP)

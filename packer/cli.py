@@ -174,6 +174,22 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     return EXIT_FAIL if problems else EXIT_OK
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from evals.evaluate import evaluate  # the harness, imported only here
+
+    run_dir = evaluate(
+        Path(args.config),
+        out_root=Path(args.out),
+        jobs=args.jobs,
+        executor=args.executor,
+        resume=args.resume,
+        scheduler=args.scheduler,
+    )
+    print((run_dir / "summary.md").read_text("utf-8"))
+    print(f"reports: {run_dir}/ (and {Path(args.out) / 'latest'}/)")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxpack", description="Prove and gate LLM context-packing policies.")
     parser.add_argument("--version", action="version", version=f"ctxpack {__version__}")
@@ -205,6 +221,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", help="scenario YAML files (default: scenarios/*.yaml)")
     p.add_argument("--out", help="compiled mirror directory (default: compiled/ beside each file)")
     p.set_defaults(func=cmd_scenarios)
+
+    p = sub.add_parser("eval", help="run an eval config: strategies x scenarios x budgets")
+    p.add_argument("--config", default="evals/default.yaml", help="eval config YAML")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
+    p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
+    p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
+    p.add_argument("--out", default="reports", help="reports root (default reports/)")
+    p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("schema", help="print a shipped JSON Schema")
     p.add_argument("name", choices=[*sorted(SCHEMAS), "scenarios"])

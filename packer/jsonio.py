@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["FLOAT_DECIMALS", "canonical", "dumps", "loads", "round_floats"]
+__all__ = ["FLOAT_DECIMALS", "canonical", "dumps", "loads", "round_floats", "significant"]
 
 FLOAT_DECIMALS = 9
 
@@ -86,6 +86,20 @@ def canonical(value: Any) -> Any:
         return {k: canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [canonical(v) for v in value]
+    return value
+
+
+def significant(value: Any, digits: int = 10) -> Any:
+    """Floats rounded to ``digits`` significant digits (for statistics such as
+    p-values, which fixed decimals would flatten to 0); containers are copied."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"non-finite float {value!r} cannot be written as JSON")
+        return float(f"{value:.{digits}g}") + 0.0
+    if isinstance(value, dict):
+        return {k: significant(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [significant(v, digits) for v in value]
     return value
 
 

@@ -159,6 +159,14 @@ class StrategyBase:
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "params": self.params()}
 
+    def label(self) -> str:
+        """A short display name: the spec string without default-valued parameters."""
+        defaults = {p.name: p.default for p in self.param_info()}
+        changed = {k: v for k, v in self.params().items() if v != defaults[k]}
+        if not changed:
+            return self.name
+        return self.name + "(" + ",".join(f"{k}={_fmt(v)}" for k, v in changed.items()) + ")"
+
     def spec_string(self) -> str:
         params = self.params()
         if not params:

@@ -1,0 +1,167 @@
+"""``ctxpack eval``: run a config's grid and write its reports.
+
+Reports go to ``reports/<run-id>/`` and are mirrored to ``reports/latest/``; the
+run id is the config name and a short hash of the manifest (config, suites,
+ctxpack version and commit), never a clock. Every report is rendered in memory
+before any is written, and each file is written atomically, so a failure leaves
+no half-written report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+import packer
+from packer.cli import write_atomic
+from packer.errors import InputError
+from packer.jsonio import dumps
+
+from .report import RENDERERS, build_report
+from .runner import EvalConfig, load_config, run_cells, tasks
+
+__all__ = ["evaluate", "manifest", "validate_summary"]
+
+
+@cache
+def _summary_validator() -> Draft202012Validator:
+    text = resources.files("evals").joinpath("schemas", "eval-summary.v1.json").read_text("utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+def validate_summary(summary: Any) -> list[str]:
+    """Every violation of the summary schema, as "/pointer: message" lines."""
+    errors = sorted(_summary_validator().iter_errors(summary), key=lambda e: list(e.absolute_path))
+    return ["/" + "/".join(map(str, e.absolute_path)) + ": " + e.message for e in errors]
+
+
+def _require_extra() -> None:
+    try:
+        import scipy  # noqa: F401
+        import tqdm  # noqa: F401
+    except ImportError:
+        raise InputError(
+            "",
+            "ctxpack eval needs the eval extra: pip install 'ctxpack[eval]'",
+            source="ctxpack eval",
+        ) from None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _git_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def manifest(config: EvalConfig) -> dict[str, Any]:
+    """What a reader needs to reproduce the figures."""
+    root = config.source.resolve().parent.parent
+    counters = sorted({t.scenario.turns[t.turn].request["token_counter"] for t in tasks(config)})
+    return {
+        "name": config.name,
+        "ctxpack_version": packer.__version__,
+        "git_commit": _git_commit(root),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "config": {"file": config.source.name, "sha256": _sha256(config.source)},
+        "suites": [{"file": p.name, "sha256": _sha256(p)} for p in config.suites],
+        "strategies": list(config.specs),
+        "budgets": list(config.budgets),
+        "token_counters": counters,
+        "seed": config.seed,
+        "bootstrap_resamples": config.resamples,
+        "confidence": config.confidence,
+    }
+
+
+def _progress() -> Any:
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar: Any = None
+
+        def tick(done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = tqdm(total=total, unit="task", file=sys.stderr)
+            bar.update(1)
+            if done == total:
+                bar.close()
+
+        return tick
+
+    def plain(done: int, total: int) -> None:
+        step = max(1, total // 10)
+        if done % step == 0 or done == total:
+            print(f"eval: {done}/{total} tasks", file=sys.stderr, flush=True)
+
+    return plain
+
+
+def evaluate(
+    config_path: Path,
+    *,
+    out_root: Path,
+    jobs: int,
+    executor: str,
+    resume: bool,
+    scheduler: str | None = None,
+) -> Path:
+    """Run the grid and write every report; returns the run directory."""
+    _require_extra()
+    config = load_config(config_path)
+    info = manifest(config)
+    run_id = f"{config.name}-{hashlib.sha256(dumps(info).encode()).hexdigest()[:8]}"
+    run_dir = out_root / run_id
+    records = run_cells(
+        config,
+        run_dir,
+        jobs=jobs,
+        executor=executor,
+        resume=resume,
+        scheduler=scheduler,
+        progress=_progress(),
+    )
+    labels = {s: config.strategy(s).label() for s in config.specs}
+    summary = build_report(
+        records,
+        specs=config.specs,
+        labels=labels,
+        budgets=config.budgets,
+        baseline=config.baseline,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        seed=config.seed,
+        manifest={**info, "run_id": run_id},
+        run={"executor": executor, "jobs": jobs},
+    )
+    errors = validate_summary(summary)
+    if errors:  # a bug, not bad input: never write a summary that breaks its contract
+        raise RuntimeError("summary.json violates its schema: " + "; ".join(errors[:3]))
+    texts = {name: render(summary, records) for name, render in RENDERERS.items()}
+    for directory in (run_dir, out_root / "latest"):
+        for name, text in texts.items():
+            write_atomic(directory / name, text)
+    return run_dir

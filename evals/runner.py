@@ -1,0 +1,333 @@
+"""The eval runner: cross suites x strategy specs x budgets into cells.
+
+A cell (one turn of one scenario, one spec, one budget) is a pure function of
+its inputs returning a record. Work is shipped per (scenario, turn): its request
+is parsed once and packed under every spec and budget from the same item table,
+so tokenisation and term statistics are paid once and an extra strategy costs
+only its scoring. Records stream to ``results.jsonl`` as tasks finish (one line
+each, flushed), so an interrupted run resumes with nothing lost; reports sort
+records by cell key, so they do not depend on the executor or the finishing order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from itertools import pairwise
+from pathlib import Path
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from packer.errors import InputError
+from packer.jsonio import dumps, loads
+from packer.pipeline import assemble, cyclic_gc_paused
+from packer.request import parse_request
+from packer.strategies import StrategyBase, build_strategy, parse_spec
+
+from .metrics import cell_metrics, prefix_stability
+from .scenarios import Scenario, expectation_failures, load_compiled
+from .yamlsafe import load_yaml
+
+__all__ = ["EvalConfig", "Task", "load_config", "read_results", "run_cells", "run_task", "tasks"]
+
+SCENARIO_BUDGET: Final = "scenario"
+RESULTS: Final = "results.jsonl"
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    text = resources.files("evals").joinpath("schemas", "eval-config.v1.json").read_text("utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    name: str
+    suites: tuple[Path, ...]
+    specs: tuple[str, ...]  # canonical spec strings, in config order
+    budgets: tuple[int | str, ...]
+    baseline: str
+    resamples: int
+    confidence: float
+    seed: int
+    source: Path
+
+    def strategy(self, spec: str) -> StrategyBase:
+        name, params = parse_spec(spec)
+        return build_strategy(name, params)
+
+
+def load_config(path: Path) -> EvalConfig:
+    """A validated eval config; errors name the file, line and field."""
+    data, lines = load_yaml(path)
+    err = best_match(_validator().iter_errors(data))
+    if err is not None:
+        where = "".join(f"/{p}" for p in err.absolute_path)
+        raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")
+    root = path.resolve().parent.parent  # evals/<config>.yaml -> the project root
+    suites: list[Path] = []
+    for i, pattern in enumerate(data["suites"]):
+        found = sorted(glob.glob(str(root / pattern))) or sorted(glob.glob(pattern))
+        if not found:
+            raise lines.error(f"/suites/{i}", f"no compiled scenario file matches {pattern!r}")
+        suites.extend(Path(p) for p in found)
+    specs: list[str] = []
+    for i, text in enumerate(data["strategies"]):
+        try:
+            name, params = parse_spec(text, f"/strategies/{i}")
+            spec = build_strategy(name, params, f"/strategies/{i}").spec_string()
+        except InputError as exc:
+            raise lines.error(
+                f"/strategies/{i}", exc.message, expected=exc.expected, found=exc.found
+            ) from None
+        if spec in specs:
+            raise lines.error(f"/strategies/{i}", f"duplicate strategy spec {spec}")
+        specs.append(spec)
+    baseline = specs[0]
+    if "baseline_strategy" in data:
+        name, params = parse_spec(data["baseline_strategy"])
+        wanted = build_strategy(name, params).spec_string()
+        if wanted not in specs:
+            raise lines.error(
+                "/baseline_strategy",
+                "not one of the configured strategies",
+                expected=" | ".join(specs),
+                found=data["baseline_strategy"],
+            )
+        baseline = wanted
+    boot = data.get("bootstrap", {})
+    return EvalConfig(
+        name=data.get("name", path.stem),
+        suites=tuple(dict.fromkeys(suites)),
+        specs=tuple(specs),
+        budgets=tuple(data.get("budgets", [SCENARIO_BUDGET])),
+        baseline=baseline,
+        resamples=boot.get("resamples", 2000),
+        confidence=boot.get("confidence", 0.95),
+        seed=data.get("seed", 0),
+        source=path,
+    )
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (scenario, turn): every spec x budget cell of it runs together."""
+
+    suite: str
+    scenario: Scenario
+    turn: int
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.suite}/{self.scenario.id}#{self.turn}"
+
+
+def cell_key(suite: str, scenario: str, turn: int, spec: str, budget: int | str) -> str:
+    return f"{suite}/{scenario}#{turn}|{spec}|{budget}"
+
+
+def tasks(config: EvalConfig) -> list[Task]:
+    out: list[Task] = []
+    for path in config.suites:
+        suite = path.stem
+        for scenario in load_compiled(path):
+            out.extend(Task(suite, scenario, k) for k in range(len(scenario.turns)))
+    return out
+
+
+def run_task(
+    task: Task, specs: Sequence[str], budgets: Sequence[int | str]
+) -> list[dict[str, Any]]:
+    """Every cell of one (scenario, turn), as records (pure: same inputs, same
+    records, apart from ``latency_ms``)."""
+    turn = task.scenario.turns[task.turn]
+    base = parse_request(turn.request)  # parsed once: items and their term stats shared
+    records = []
+    with cyclic_gc_paused():
+        for spec in specs:
+            name, params = parse_spec(spec)
+            strategy = build_strategy(name, params)
+            for budget in budgets:
+                tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
+                req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
+                start = time.perf_counter()
+                result = assemble(req)
+                latency = time.perf_counter() - start
+                # Expectations are written for the scenario's own budget; a budget
+                # sweep measures, it does not judge.
+                applies = turn.expectations(name) if budget == SCENARIO_BUDGET else []
+                failures = expectation_failures(turn, name, result) if applies else None
+                records.append(
+                    {
+                        "key": cell_key(task.suite, task.scenario.id, task.turn, spec, budget),
+                        "suite": task.suite,
+                        "scenario": task.scenario.id,
+                        "turn": task.turn,
+                        "tags": list(task.scenario.tags),
+                        "strategy": name,
+                        "spec": spec,
+                        "budget": budget,
+                        "budget_tokens": tokens,
+                        "mode": result.mode,
+                        "selected": result.selected_ids,
+                        "failures": failures or [],
+                        "metrics": cell_metrics(result, turn.relevant, failures, applies),
+                        "latency_ms": round(latency * 1000, 3),
+                    }
+                )
+    return records
+
+
+def _run_serial(
+    fn: Callable[[Task], list[dict[str, Any]]], work: Iterable[Task]
+) -> Iterator[list[dict[str, Any]]]:
+    for task in work:
+        yield fn(task)
+
+
+def _run_executor(
+    executor: Executor, fn: Callable[[Task], list[dict[str, Any]]], work: Sequence[Task]
+) -> Iterator[list[dict[str, Any]]]:
+    futures: list[Future[list[dict[str, Any]]]] = [executor.submit(fn, t) for t in work]
+    for future in as_completed(futures):
+        yield future.result()
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Records already in ``results.jsonl``. A torn last line (a crash mid-write)
+    is dropped and truncated away; a bad line elsewhere is an error naming it."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    complete, _, torn = data.rpartition(b"\n")
+    if torn:
+        path.write_bytes(complete + b"\n" if complete else b"")
+    records = []
+    for n, line in enumerate(complete.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        record = loads(line, source=f"{path}:{n}")
+        if not isinstance(record, dict) or "key" not in record or "metrics" not in record:
+            raise InputError(
+                f"line {n}", "not a result record (key and metrics expected)", source=str(path)
+            )
+        records.append(record)
+    return records
+
+
+def run_cells(
+    config: EvalConfig,
+    out_dir: Path,
+    *,
+    jobs: int = 1,
+    executor: str = "process",
+    resume: bool = False,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every cell not yet in ``out_dir/results.jsonl``; return all records."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = out_dir / RESULTS
+    done = read_results(results) if resume else []
+    if not resume and results.exists():
+        results.unlink()
+    finished = {r["key"] for r in done}
+    work = [
+        t
+        for t in tasks(config)
+        if any(
+            cell_key(t.suite, t.scenario.id, t.turn, s, b) not in finished
+            for s in config.specs
+            for b in config.budgets
+        )
+    ]
+    fn = _TaskRunner(config.specs, config.budgets)
+    with results.open("a", encoding="utf-8") as sink:
+        for n, batch in enumerate(_execute(fn, work, jobs, executor, scheduler), 1):
+            fresh = [r for r in batch if r["key"] not in finished]
+            sink.write("".join(dumps(r) + "\n" for r in fresh))
+            sink.flush()
+            if progress:
+                progress(n, len(work))
+    # Reports read the records as written, so they are a function of the file
+    # alone: a resumed run and an uninterrupted one report the same bytes.
+    return read_results(results)
+
+
+@dataclass(frozen=True)
+class _TaskRunner:
+    """A picklable ``run_task`` with the grid bound (process pools pickle it)."""
+
+    specs: tuple[str, ...]
+    budgets: tuple[int | str, ...]
+
+    def __call__(self, task: Task) -> list[dict[str, Any]]:
+        return run_task(task, self.specs, self.budgets)
+
+
+def _execute(
+    fn: _TaskRunner, work: Sequence[Task], jobs: int, executor: str, scheduler: str | None
+) -> Iterator[list[dict[str, Any]]]:
+    if executor == "serial" or (jobs <= 1 and executor == "process"):
+        yield from _run_serial(fn, work)
+    elif executor == "process":
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            yield from _run_executor(pool, fn, work)
+    elif executor == "dask":
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError(
+                "--executor", "the dask executor needs the dask extra: pip install 'ctxpack[dask]'"
+            ) from None
+        try:
+            client = (
+                Client(scheduler, timeout="10s")
+                if scheduler
+                else Client(
+                    LocalCluster(
+                        n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
+                    )
+                )
+            )
+        except OSError as exc:
+            raise InputError("--scheduler", f"cannot reach the Dask scheduler: {exc}") from None
+        with client:
+            yield from _run_executor(client.get_executor(), fn, work)
+    else:
+        raise InputError(
+            "--executor", "unknown executor", expected="serial|process|dask", found=executor
+        )
+
+
+def conversation_stability(
+    records: Sequence[dict[str, Any]],
+) -> dict[tuple[str, str, Any], float]:
+    """Mean prefix stability over consecutive turns, per (suite/scenario, spec, budget)."""
+    packs: dict[tuple[str, str, Any], dict[int, list[str]]] = {}
+    for r in records:
+        packs.setdefault((f"{r['suite']}/{r['scenario']}", r["spec"], r["budget"]), {})[
+            r["turn"]
+        ] = r["selected"]
+    out: dict[tuple[str, str, Any], float] = {}
+    for (scenario, spec, budget), by_turn in packs.items():
+        turns = sorted(by_turn)
+        if len(turns) < 2:
+            continue
+        values = [prefix_stability(by_turn[a], by_turn[b]) for a, b in pairwise(turns)]
+        out[(scenario, spec, budget)] = sum(values) / len(values)
+    return out
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,125 @@
+"""The eval runner: same reports whichever executor; resume loses nothing; bad
+configs and corrupt results are one clear line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evals.evaluate import evaluate, validate_summary
+from evals.runner import load_config, read_results, run_cells
+from packer import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_config(tmp: Path, **extra: object) -> Path:
+    (tmp / "evals").mkdir(exist_ok=True)
+    config = {
+        "schema": "ctxpack.eval.v1",
+        "name": "t",
+        "suites": [
+            str(ROOT / "scenarios/compiled/lossless-claw.jsonl"),
+            str(ROOT / "scenarios/compiled/conversations.jsonl"),
+        ],
+        "strategies": ["chronological", "bm25", "hybrid(w_usage=0.3)"],
+        "budgets": ["scenario", 16, 48],
+        "bootstrap": {"resamples": 200},
+        **extra,
+    }
+    path = tmp / "evals" / "cfg.yaml"
+    path.write_text(json.dumps(config))  # JSON is YAML
+    return path
+
+
+def reports(run_dir: Path) -> dict[str, str]:
+    out = {}
+    for name in ("metrics.csv", "summary.json", "summary.md"):
+        text = (run_dir / name).read_text()
+        if name == "summary.json":
+            data = json.loads(text)
+            data.pop("run")  # latency, executor and jobs: the one run-dependent block
+            text = json.dumps(data, sort_keys=True)
+        if name == "summary.md":
+            text = text.split("## Latency")[0]
+        out[name] = text
+    return out
+
+
+def test_reports_are_byte_identical_whichever_executor(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path)
+    serial = evaluate(cfg, out_root=tmp_path / "a", jobs=1, executor="serial", resume=False)
+    pooled = evaluate(cfg, out_root=tmp_path / "b", jobs=2, executor="process", resume=False)
+    assert reports(serial) == reports(pooled)
+    summary = json.loads((serial / "summary.json").read_text())
+    assert validate_summary(summary) == []
+    assert summary["cells"] == 7 * 9 + 5 * 3 * 9  # lossless 7 scenarios, 5 conversations x 3 turns
+    assert all(sum(g["hard_invariants"].values()) == 0 for g in summary["groups"])
+    assert (tmp_path / "a" / "latest" / "summary.md").exists()
+
+
+def test_resume_after_an_interruption_loses_nothing(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path)
+    full = evaluate(cfg, out_root=tmp_path / "full", jobs=1, executor="serial", resume=False)
+    lines = (full / "results.jsonl").read_text().splitlines(keepends=True)
+    part = tmp_path / "part" / full.name
+    part.mkdir(parents=True)
+    # half the records, then a line torn by a crash mid-write
+    (part / "results.jsonl").write_text("".join(lines[: len(lines) // 2]) + lines[-1][:40])
+    resumed = evaluate(cfg, out_root=tmp_path / "part", jobs=1, executor="serial", resume=True)
+    assert reports(resumed) == reports(full)
+    keys = [json.loads(x)["key"] for x in (resumed / "results.jsonl").read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == len(lines)
+
+
+def test_corrupt_results_line_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"key": "a", "metrics": {}}\n{oops\n{"key": "b", "metrics": {}}\n')
+    with pytest.raises(InputError, match=r"results.jsonl:2: line 1 column 2: invalid JSON"):
+        read_results(path)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ({"strategies": ["bm26"]}, "/strategies/0: unknown strategy"),
+        ({"strategies": ["bm25(k9=1)"]}, "unknown parameter"),
+        ({"strategies": ["bm25", "bm25(k1=1.2)"]}, "duplicate strategy spec"),
+        ({"suites": ["no/such/*.jsonl"]}, "no compiled scenario file matches"),
+        ({"budgets": [0]}, "schema violation"),
+        ({"colour": "red"}, "schema violation"),
+        ({"baseline_strategy": "clarity"}, "not one of the configured strategies"),
+    ],
+)
+def test_bad_config_is_one_line(tmp_path: Path, extra: dict[str, object], needle: str) -> None:
+    cfg = write_config(tmp_path, **extra)
+    with pytest.raises(InputError, match=r"cfg\.yaml: line"):
+        load_config(cfg)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "packer",
+            "eval",
+            "--config",
+            str(cfg),
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 2 and needle in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
+
+
+def test_an_extra_strategy_reuses_the_parsed_turn(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path))
+    records = run_cells(cfg, tmp_path / "o", executor="serial")
+    assert len({r["key"] for r in records}) == len(records)
+    assert {r["spec"] for r in records} == set(cfg.specs)
