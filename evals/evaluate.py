@@ -26,7 +26,7 @@ from packer.cli import write_atomic
 from packer.errors import InputError
 from packer.jsonio import dumps
 
-from .report import RENDERERS, build_report
+from .report import RENDERERS, ReportContext, build_report, order_records
 from .runner import EvalConfig, load_config, run_cells, tasks
 
 __all__ = ["evaluate", "manifest", "validate_summary"]
@@ -54,6 +54,17 @@ def _require_extra() -> None:
             "ctxpack eval needs the eval extra: pip install 'ctxpack[eval]'",
             source="ctxpack eval",
         ) from None
+
+
+def write_output(path: Path, content: str | bytes) -> None:
+    """Write a report file atomically (text as UTF-8, images as bytes)."""
+    if isinstance(content, str):
+        write_atomic(path, content)
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_bytes(content)
+    tmp.replace(path)
 
 
 def _sha256(path: Path) -> str:
@@ -160,8 +171,10 @@ def evaluate(
     errors = validate_summary(summary)
     if errors:  # a bug, not bad input: never write a summary that breaks its contract
         raise RuntimeError("summary.json violates its schema: " + "; ".join(errors[:3]))
-    texts = {name: render(summary, records) for name, render in RENDERERS.items()}
+    scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
+    ctx = ReportContext(summary, order_records(records, config.specs, config.budgets), scenarios)
+    outputs = {name: render(ctx) for name, render in RENDERERS.items()}  # all, before any write
     for directory in (run_dir, out_root / "latest"):
-        for name, text in texts.items():
-            write_atomic(directory / name, text)
+        for name, content in outputs.items():
+            write_output(directory / name, content)
     return run_dir

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -20,8 +21,16 @@ from packer.jsonio import canonical, dumps, significant
 
 from .metrics import HARD_INVARIANTS
 from .runner import conversation_stability
+from .scenarios import Scenario
 
-__all__ = ["METRICS", "RENDERERS", "SUMMARY_SCHEMA_ID", "build_report", "order_records"]
+__all__ = [
+    "METRICS",
+    "RENDERERS",
+    "SUMMARY_SCHEMA_ID",
+    "ReportContext",
+    "build_report",
+    "order_records",
+]
 
 SUMMARY_SCHEMA_ID: Final = "ctxpack.eval.summary.v1"
 # Metrics summarised per strategy and budget (means with confidence intervals).
@@ -222,6 +231,17 @@ def build_report(
 
 # ---------------------------------------------------------------- renderers
 
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What every renderer reads: the summary (computed once), the records in
+    cell-key order, and the scenarios by id (for prompts and item texts)."""
+
+    summary: Mapping[str, Any]
+    records: Sequence[dict[str, Any]]
+    scenarios: Mapping[str, Scenario]
+
+
 _KEYS: Final = (
     "key",
     "suite",
@@ -235,9 +255,10 @@ _KEYS: Final = (
 )
 
 
-def render_csv(summary: Mapping[str, Any], records: Sequence[dict[str, Any]]) -> str:
+def render_csv(ctx: ReportContext) -> str:
     """metrics.csv: one row per cell, every metric a column (latency excluded:
     it is the one figure that differs between identical runs)."""
+    summary, records = ctx.summary, ctx.records
     names = sorted({m for r in records for m in r["metrics"]})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -252,8 +273,8 @@ def render_csv(summary: Mapping[str, Any], records: Sequence[dict[str, Any]]) ->
     return out.getvalue()
 
 
-def render_json(summary: Mapping[str, Any], records: Sequence[dict[str, Any]]) -> str:
-    return dumps(summary, indent=2, prepared=True) + "\n"  # floats already significant()
+def render_json(ctx: ReportContext) -> str:
+    return dumps(ctx.summary, indent=2, prepared=True) + "\n"  # floats already significant()
 
 
 def _fmt(stat: Mapping[str, Any] | None, digits: int = 3) -> str:
@@ -264,9 +285,10 @@ def _fmt(stat: Mapping[str, Any] | None, digits: int = 3) -> str:
     return f"{stat['mean']:.{digits}f} [{stat['low']:.{digits}f}, {stat['high']:.{digits}f}]"
 
 
-def render_markdown(summary: Mapping[str, Any], records: Sequence[dict[str, Any]]) -> str:
+def render_markdown(ctx: ReportContext) -> str:
     """summary.md: per budget, every strategy's means with confidence intervals,
     the oracle ceiling, paired differences against the baseline, latency."""
+    summary = ctx.summary
     m = summary["manifest"]
     conf = round(summary["confidence"] * 100)
     lines = [
@@ -333,7 +355,8 @@ def render_markdown(summary: Mapping[str, Any], records: Sequence[dict[str, Any]
     return "\n".join(lines).rstrip() + "\n"
 
 
-Renderer = Callable[[Mapping[str, Any], Sequence[dict[str, Any]]], str]
+# Renderers by output file name; a renderer returns text (str) or bytes (images).
+Renderer = Callable[[ReportContext], str | bytes]
 RENDERERS: dict[str, Renderer] = {
     "metrics.csv": render_csv,
     "summary.json": render_json,
