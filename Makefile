@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: eval test check bench golden clean
+.PHONY: eval test check bench golden gate baseline clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,16 @@ $(STAMP): pyproject.toml
 ## eval: the main job: every strategy on every golden scenario suite (evals/default.yaml)
 eval: $(STAMP)
 	$(VENV)/bin/ctxpack eval --config evals/default.yaml
+
+## gate: compare the latest eval (reports/latest/) with the committed baseline; exit 1 on a regression
+gate: $(STAMP)
+	$(VENV)/bin/ctxpack gate --baseline reports/baseline/summary.json --current reports/latest/summary.json
+
+## baseline: the one command that updates the committed baseline (review the diff, then commit it)
+baseline: $(STAMP)
+	$(VENV)/bin/ctxpack eval --config evals/default.yaml
+	mkdir -p reports/baseline
+	cp reports/latest/summary.json reports/baseline/summary.json
 
 ## test: the whole test suite
 test: $(STAMP)
@@ -33,6 +43,7 @@ golden: $(STAMP)
 ## bench: the packer benchmark; writes reports/bench/pack.json
 bench: $(STAMP)
 	$(PY) -m evals.bench
+	$(PY) -m evals.bench_eval
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -19,7 +19,9 @@ import numpy as np
 
 from packer.jsonio import canonical, dumps, significant
 
+from .html import render_html
 from .metrics import HARD_INVARIANTS
+from .plots import latency, recall_vs_budget, recall_vs_stability
 from .runner import conversation_stability
 from .scenarios import Scenario
 
@@ -355,10 +357,22 @@ def render_markdown(ctx: ReportContext) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def render_junit(ctx: ReportContext) -> str:
+    """junit.xml: every scenario expectation as a JUnit test case (evals/junit.py)."""
+    from .junit import render_junit as render  # lazily: junit.py refers back to ReportContext
+
+    return render(ctx)
+
+
 # Renderers by output file name; a renderer returns text (str) or bytes (images).
 Renderer = Callable[[ReportContext], str | bytes]
 RENDERERS: dict[str, Renderer] = {
+    "junit.xml": render_junit,
     "metrics.csv": render_csv,
     "summary.json": render_json,
     "summary.md": render_markdown,
+    "report.html": render_html,
+    "recall_vs_budget.png": recall_vs_budget,
+    "recall_vs_stability.png": recall_vs_stability,
+    "latency.png": latency,
 }

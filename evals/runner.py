@@ -18,8 +18,9 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from itertools import pairwise
 from pathlib import Path
@@ -235,7 +236,20 @@ def run_cells(
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every cell not yet in ``out_dir/results.jsonl``; return all records."""
+    """Run every cell not yet in ``out_dir/results.jsonl``; return all records.
+    The executor is set up (a Dask scheduler reached) before the run directory
+    is touched, so a failure there never costs earlier results."""
+    with _executor(jobs, executor, scheduler) as execute:
+        return _run_into(config, out_dir, execute, resume, progress)
+
+
+def _run_into(
+    config: EvalConfig,
+    out_dir: Path,
+    execute: _Map,
+    resume: bool,
+    progress: Callable[[int, int], None] | None,
+) -> list[dict[str, Any]]:
     out_dir.mkdir(parents=True, exist_ok=True)
     results = out_dir / RESULTS
     done = read_results(results) if resume else []
@@ -253,7 +267,7 @@ def run_cells(
     ]
     fn = _TaskRunner(config.specs, config.budgets)
     with results.open("a", encoding="utf-8") as sink:
-        for n, batch in enumerate(_execute(fn, work, jobs, executor, scheduler), 1):
+        for n, batch in enumerate(execute(fn, work), 1):
             fresh = [r for r in batch if r["key"] not in finished]
             sink.write("".join(dumps(r) + "\n" for r in fresh))
             sink.flush()
@@ -275,35 +289,48 @@ class _TaskRunner:
         return run_task(task, self.specs, self.budgets)
 
 
-def _execute(
-    fn: _TaskRunner, work: Sequence[Task], jobs: int, executor: str, scheduler: str | None
-) -> Iterator[list[dict[str, Any]]]:
+_Map = Callable[[_TaskRunner, Sequence[Task]], Iterator[list[dict[str, Any]]]]
+
+
+@contextmanager
+def _executor(jobs: int, executor: str, scheduler: str | None) -> Iterator[_Map]:
+    """A function mapping tasks to record batches, on the chosen executor."""
     if executor == "serial" or (jobs <= 1 and executor == "process"):
-        yield from _run_serial(fn, work)
+        yield _run_serial
     elif executor == "process":
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            yield from _run_executor(pool, fn, work)
+            yield partial(_run_executor, pool)
     elif executor == "dask":
         try:
-            from distributed import Client, LocalCluster
+            import distributed
         except ImportError:
             raise InputError(
                 "--executor", "the dask executor needs the dask extra: pip install 'ctxpack[dask]'"
             ) from None
-        try:
-            client = (
-                Client(scheduler, timeout="10s")
-                if scheduler
-                else Client(
-                    LocalCluster(
-                        n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
-                    )
-                )
-            )
-        except OSError as exc:
-            raise InputError("--scheduler", f"cannot reach the Dask scheduler: {exc}") from None
-        with client:
-            yield from _run_executor(client.get_executor(), fn, work)
+        # Any: distributed ships py.typed but leaves Client and LocalCluster unannotated.
+        dask: Any = distributed
+        # pure=False: a record carries its latency, and uuid keys spare dask
+        # tokenising every scenario to name its task.
+        if scheduler:
+            try:
+                client = dask.Client(scheduler, timeout="10s")
+            except OSError as exc:  # refused or unreachable: fails after the timeout
+                raise InputError("--scheduler", f"cannot reach the Dask scheduler: {exc}") from None
+            with client:
+                yield partial(_run_executor, client.get_executor(pure=False))
+        else:
+            # A Client handed a cluster object does not close it: close both, or
+            # every run leaks a scheduler and its worker processes until exit.
+            with (
+                dask.LocalCluster(
+                    n_workers=max(1, jobs),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                ) as cluster,
+                dask.Client(cluster) as client,
+            ):
+                yield partial(_run_executor, client.get_executor(pure=False))
     else:
         raise InputError(
             "--executor", "unknown executor", expected="serial|process|dask", found=executor

@@ -190,6 +190,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_gate(args: argparse.Namespace) -> int:
+    from evals.gate import run_gate  # the harness, imported only here
+
+    result = run_gate(Path(args.baseline), Path(args.current), Path(args.gates))
+    sys.stdout.write(result.render())
+    return EXIT_OK if result.passed else EXIT_FAIL
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxpack", description="Prove and gate LLM context-packing policies.")
     parser.add_argument("--version", action="version", version=f"ctxpack {__version__}")
@@ -230,6 +238,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
     p.add_argument("--out", default="reports", help="reports root (default reports/)")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser(
+        "gate", help="compare an eval summary with the baseline; exit 1 on a regression"
+    )
+    p.add_argument(
+        "--baseline",
+        default="reports/baseline/summary.json",
+        help="the committed baseline summary (default reports/baseline/summary.json)",
+    )
+    p.add_argument(
+        "--current",
+        default="reports/latest/summary.json",
+        help="the summary to check (default reports/latest/summary.json)",
+    )
+    p.add_argument(
+        "--gates", default="evals/gates.yaml", help="thresholds (default evals/gates.yaml)"
+    )
+    p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("schema", help="print a shipped JSON Schema")
     p.add_argument("name", choices=[*sorted(SCHEMAS), "scenarios"])

@@ -1,0 +1,493 @@
+"""Benchmark of the eval grid: ``python -m evals.bench_eval`` (``make bench``).
+
+Two measurements, written to ``reports/bench/eval.json`` and printed as a table.
+
+**The grid.** Cells per second of one full ``run_cells`` over a config (default
+``evals/default.yaml``) with each executor: ``serial``; ``process`` at 1 and 2
+workers; ``dask`` on a LocalCluster of 2 worker processes. Every run starts from
+an empty temporary directory (nothing resumed) and includes what a user waits
+for: building the task list, writing and re-reading ``results.jsonl`` and, for
+the pools, starting and stopping them (for Dask, the whole LocalCluster). Note
+that the runner runs ``process`` at one job in-process, with no pool (see
+``evals.runner._execute``), so that figure is the serial path by construction.
+The serial-to-Dask overhead is Dask seconds over serial seconds, and (Dask -
+serial) seconds per cell in ms; Dask also gets a second worker, so the figure
+nets parallelism against overhead. The fixed part of it, starting and stopping
+the cluster, is measured apart as a resumed run with nothing left to do, Dask
+minus serial.
+
+**An extra strategy on a cached turn.** ``run_task`` parses a turn's request once
+and packs it under every spec and budget. It is timed over the config's tasks
+and budgets with specs ``[S]``, ``[S, T]`` and ``[T]`` (by default S = bm25 and
+T = hybrid, bm25(stopwords=english), clarity). The extra strategy's cost is
+t([S, T]) - t([S]), compared with t([S]), which also pays for the parse; the
+target is a ratio under 10%. What is shared and what is not:
+
+- cached per turn, for every spec and budget: the parsed request (validation,
+  token counts, the item columns);
+- cached per turn and tokenizer: term statistics (document lengths and the
+  scanned text). ``bm25`` and ``hybrid`` share the default analyzer, so hybrid
+  reuses bm25's; ``bm25(stopwords=english)`` has its own analyzer and tokenises
+  the turn again (once, for all its budgets); ``clarity`` reads no text;
+- not cached, paid by every cell (each spec x budget): query term frequencies
+  and scoring (strategies score again at every budget), the fill, and the
+  cell's record: ``cell_metrics`` (which renders the context pack to check
+  citations), the expectation checks and the record dict.
+
+So an extra strategy is never free: its per-cell work is the same kind of work
+as the first strategy's, less the parse. To show where the time goes the first
+strategy is split into parse, term statistics, packing (``assemble`` at every
+budget, no metrics) and the rest (metrics and records), and each extra
+strategy into packing and the rest, by timing the same loops cut short.
+
+Every figure is the best of its repeats (``--repeats`` full grid runs; and
+``--task-repeats`` passes over the tasks, interleaved so that drift of the
+machine hits every variant alike), each after a full ``gc.collect()``.
+Targets are evaluated and reported, never asserted: the exit code is 0 whatever
+they say, and 2 only for bad arguments or a bad config. No date is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import importlib.metadata
+import math
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+import packer
+from packer.cli import write_atomic
+from packer.errors import InputError
+from packer.jsonio import dumps
+from packer.pipeline import assemble, cyclic_gc_paused
+from packer.request import parse_request
+from packer.strategies import build_strategy, parse_spec
+from packer.strategies.bm25 import Bm25Params
+
+from .runner import SCENARIO_BUDGET, EvalConfig, Task, load_config, run_cells, run_task, tasks
+
+__all__ = ["main", "run"]
+
+SCHEMA: Final = "ctxpack.bench.eval.v1"
+DEFAULT_CONFIG: Final = Path("evals/default.yaml")
+DEFAULT_OUT: Final = Path("reports/bench/eval.json")
+DEFAULT_FIRST: Final = "bm25"
+DEFAULT_EXTRA: Final = ("hybrid", "bm25(stopwords=english)", "clarity")
+DASK_WORKERS: Final = 2
+# (label, executor, jobs) of the grid runs.
+GRID_RUNS: Final[tuple[tuple[str, str, int], ...]] = (
+    ("serial", "serial", 1),
+    ("process-1", "process", 1),
+    ("process-2", "process", 2),
+    ("dask-2", "dask", DASK_WORKERS),
+)
+MAX_EXTRA_RATIO: Final = 0.10
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def log(message: str) -> None:
+    """A progress line on stderr (stdout carries the table)."""
+    print(f"bench_eval: {message}", file=sys.stderr, flush=True)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds of one call of ``fn``, after a full collection."""
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _dask_available() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- the grid
+
+
+def _grid_run(config: EvalConfig, executor: str, jobs: int, root: Path) -> tuple[float, int]:
+    """Seconds of one full run into a fresh directory under ``root``, and its records."""
+    out = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+    try:
+        count = 0
+
+        def go() -> None:
+            nonlocal count
+            count = len(run_cells(config, out, jobs=jobs, executor=executor))
+
+        return timed(go), count
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _noop_run(config: EvalConfig, executor: str, jobs: int, done: Path) -> float:
+    """Seconds of a resumed run that finds every cell done: the executor's fixed
+    cost (for Dask, starting and stopping the cluster) plus reading the results."""
+    return timed(lambda: run_cells(config, done, jobs=jobs, executor=executor, resume=True))
+
+
+def measure_grid(config: EvalConfig, repeats: int, dask: bool) -> dict[str, Any]:
+    work = tasks(config)
+    cells = len(work) * len(config.specs) * len(config.budgets)
+    runs = [r for r in GRID_RUNS if dask or r[1] != "dask"]
+    seconds: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+    noop: dict[str, list[float]] = {"serial": [], "dask": []}
+    with tempfile.TemporaryDirectory(prefix="ctxpack-bench-eval-") as tmp:
+        root = Path(tmp)
+        done = root / "done"
+        run_cells(config, done, executor="serial")  # a finished run for the no-op timings
+        for attempt in range(1, repeats + 1):
+            for label, executor, jobs in runs:
+                s, count = _grid_run(config, executor, jobs, root)
+                if count != cells:
+                    raise RuntimeError(f"{label} run wrote {count} records, expected {cells}")
+                seconds[label].append(s)
+                log(f"grid {label} run {attempt}/{repeats}: {s:.3f} s ({cells / s:.0f} cells/s)")
+            if dask:
+                noop["serial"].append(_noop_run(config, "serial", 1, done))
+                noop["dask"].append(_noop_run(config, "dask", DASK_WORKERS, done))
+    best = {label: min(values) for label, values in seconds.items()}
+    out: dict[str, Any] = {
+        "cells": cells,
+        "tasks": len(work),
+        "runs": {
+            label: {
+                "executor": executor,
+                "jobs": jobs,
+                "in_process": executor == "serial" or (executor == "process" and jobs <= 1),
+                "seconds": best[label],
+                "cells_per_second": cells / best[label],
+                "seconds_per_run": seconds[label],
+            }
+            for label, executor, jobs in runs
+        },
+        "dask_over_serial": None,
+        "dask_overhead_ms_per_cell": None,
+        "dask_over_process_2": None,
+        "dask_fixed_seconds": None,
+    }
+    if dask:
+        d, s = best["dask-2"], best["serial"]
+        out["dask_over_serial"] = d / s
+        out["dask_overhead_ms_per_cell"] = (d - s) / cells * 1000
+        out["dask_over_process_2"] = d / best["process-2"]
+        out["dask_fixed_seconds"] = min(noop["dask"]) - min(noop["serial"])
+    return out
+
+
+# ---------------------------------------------------------------- extra strategy
+
+
+def _run_tasks(work: Sequence[Task], specs: Sequence[str], budgets: Sequence[int | str]) -> None:
+    for task in work:
+        run_task(task, specs, budgets)
+
+
+def _parse_only(work: Sequence[Task], first: str, stats: bool) -> None:
+    """What ``run_task`` does before packing: parse the turn; with ``stats``, also
+    build the term statistics the first strategy's tokenizer needs."""
+    name, params = parse_spec(first)
+    strategy = build_strategy(name, params)
+    analyzer = strategy.analyzer() if stats and isinstance(strategy, Bm25Params) else None
+    with cyclic_gc_paused():
+        for task in work:
+            base = parse_request(task.scenario.turns[task.turn].request)
+            if analyzer is not None:
+                base.items.term_stats(analyzer)
+
+
+def _pack_only(work: Sequence[Task], specs: Sequence[str], budgets: Sequence[int | str]) -> None:
+    """``run_task`` without the per-cell metrics and records: parse, then
+    ``assemble`` under every spec and budget."""
+    with cyclic_gc_paused():
+        for task in work:
+            base = parse_request(task.scenario.turns[task.turn].request)
+            for spec in specs:
+                name, params = parse_spec(spec)
+                strategy = build_strategy(name, params)
+                for budget in budgets:
+                    tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
+                    assemble(dataclasses.replace(base, strategy=strategy, budget_tokens=tokens))
+
+
+def measure_extra(
+    config: EvalConfig, first: str, extras: Sequence[str], repeats: int
+) -> dict[str, Any]:
+    work = tasks(config)
+    budgets = config.budgets
+    cells = len(work) * len(budgets)  # cells per strategy
+    variants: dict[str, Callable[[], None]] = {
+        "parse": partial(_parse_only, work, first, stats=False),
+        "parse+stats": partial(_parse_only, work, first, stats=True),
+        "pack[S]": partial(_pack_only, work, [first], budgets),
+        "run[S]": partial(_run_tasks, work, [first], budgets),
+    }
+    for extra in extras:
+        variants[f"run[S,{extra}]"] = partial(_run_tasks, work, [first, extra], budgets)
+        variants[f"run[{extra}]"] = partial(_run_tasks, work, [extra], budgets)
+        variants[f"pack[S,{extra}]"] = partial(_pack_only, work, [first, extra], budgets)
+    best = dict.fromkeys(variants, math.inf)
+    for attempt in range(1, repeats + 1):
+        for key, fn in variants.items():
+            best[key] = min(best[key], timed(fn))
+        log(f"extra strategy pass {attempt}/{repeats}: {first} alone {best['run[S]']:.4f} s")
+
+    def ms(seconds: float) -> float:
+        return seconds / cells * 1000
+
+    t_first = best["run[S]"]
+    parse, stats = best["parse"], best["parse+stats"]
+    pack = best["pack[S]"]
+    out_extras: dict[str, Any] = {}
+    for extra in extras:
+        both, alone = best[f"run[S,{extra}]"], best[f"run[{extra}]"]
+        added = both - t_first
+        added_pack = best[f"pack[S,{extra}]"] - pack
+        out_extras[extra] = {
+            "seconds_with_first": both,
+            "seconds_alone": alone,
+            "extra_seconds": added,
+            "extra_ms_per_cell": ms(added),
+            "alone_ms_per_cell": ms(alone),
+            "extra_pack_ms_per_cell": ms(added_pack),
+            "extra_rest_ms_per_cell": ms(added - added_pack),
+            "shared_saving_ms_per_cell": ms(t_first + alone - both),
+            "extra_over_first": added / t_first if t_first > 0 else None,
+        }
+    return {
+        "first": first,
+        "tasks": len(work),
+        "budgets": list(budgets),
+        "cells_per_strategy": cells,
+        "first_seconds": t_first,
+        "first_ms_per_cell": ms(t_first),
+        "first_breakdown_ms_per_cell": {
+            "parse": ms(parse),
+            "term_stats": ms(stats - parse),
+            "pack": ms(pack - stats),
+            "metrics_and_records": ms(t_first - pack),
+        },
+        "extras": out_extras,
+    }
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass(frozen=True)
+class Config:
+    config: Path
+    repeats: int
+    task_repeats: int
+    first: str
+    extras: list[str]
+    out: Path
+
+
+def evaluate_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
+    extra = report["extra_strategy"]
+    evaluated = []
+    for name, figures in extra["extras"].items():
+        ratio = figures["extra_over_first"]
+        evaluated.append(
+            {
+                "target": (
+                    f"extra strategy {name} on a cached turn < {MAX_EXTRA_RATIO:.0%} "
+                    f"of the first ({extra['first']}) per cell"
+                ),
+                "measured": ratio,
+                "met": ratio is not None and ratio < MAX_EXTRA_RATIO,
+            }
+        )
+    return evaluated
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "ctxpack": packer.__version__,
+        "dask": _version("dask"),
+        "distributed": _version("distributed"),
+    }
+
+
+def run(config: Config) -> dict[str, Any]:
+    """The whole benchmark; returns the report written to ``config.out``."""
+    eval_config = load_config(config.config)
+    dask = _dask_available()
+    if not dask:
+        log("distributed is not installed (pip install 'ctxpack[dask]'): no Dask figures")
+    report: dict[str, Any] = {
+        "schema": SCHEMA,
+        "config": {
+            "file": str(config.config),
+            "name": eval_config.name,
+            "specs": list(eval_config.specs),
+            "budgets": list(eval_config.budgets),
+            "suites": [p.name for p in eval_config.suites],
+            "repeats": config.repeats,
+            "task_repeats": config.task_repeats,
+            "dask_workers": DASK_WORKERS,
+            "dask_available": dask,
+            "statistic": "seconds; best of repeats",
+        },
+        "machine": machine(),
+        "grid": measure_grid(eval_config, config.repeats, dask),
+        "extra_strategy": measure_extra(
+            eval_config, config.first, config.extras, config.task_repeats
+        ),
+    }
+    report["targets"] = evaluate_targets(report)
+    return report
+
+
+# ---------------------------------------------------------------- output
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def format_report(report: dict[str, Any]) -> str:
+    grid = report["grid"]
+    cfg = report["config"]
+    lines = [
+        f"eval grid: {cfg['name']}, {grid['cells']} cells ({grid['tasks']} tasks x "
+        f"{len(cfg['specs'])} specs x {len(cfg['budgets'])} budgets), best of {cfg['repeats']}",
+        f"  {'executor':<22}{'seconds':>10}{'cells/s':>10}",
+    ]
+    for label, r in grid["runs"].items():
+        pool_of_one = r["executor"] == "process" and r["in_process"]
+        note = "  (in-process: the runner uses no pool at 1 job)" if pool_of_one else ""
+        lines.append(f"  {label:<22}{r['seconds']:>10.3f}{r['cells_per_second']:>10.0f}{note}")
+    if grid["dask_over_serial"] is not None:
+        lines.append(
+            f"  dask/serial {grid['dask_over_serial']:.2f}x, overhead "
+            f"{grid['dask_overhead_ms_per_cell']:.3f} ms/cell; dask/process-2 "
+            f"{grid['dask_over_process_2']:.2f}x; cluster start+stop "
+            f"{grid['dask_fixed_seconds']:.2f} s"
+        )
+    else:
+        lines.append("  dask: not measured (distributed is not installed)")
+    ex = report["extra_strategy"]
+    b = ex["first_breakdown_ms_per_cell"]
+    lines.append(
+        f"extra strategy on a cached turn: first {ex['first']}, {ex['cells_per_strategy']} cells "
+        f"per strategy ({ex['tasks']} tasks x {len(ex['budgets'])} budgets), "
+        f"best of {cfg['task_repeats']}; ms per cell"
+    )
+    lines.append(
+        f"  {ex['first'] + ' (first)':<28}{ex['first_ms_per_cell']:>8.4f}   parse {b['parse']:.4f}"
+        f", term stats {b['term_stats']:.4f}, pack {b['pack']:.4f}, "
+        f"metrics+records {b['metrics_and_records']:.4f}"
+    )
+    for name, e in ex["extras"].items():
+        lines.append(
+            f"  {'+ ' + name:<28}{e['extra_ms_per_cell']:>8.4f}   pack "
+            f"{e['extra_pack_ms_per_cell']:.4f}, metrics+records "
+            f"{e['extra_rest_ms_per_cell']:.4f}; ratio {_num(e['extra_over_first'], '.1%')}; "
+            f"alone {e['alone_ms_per_cell']:.4f} (sharing saves "
+            f"{e['shared_saving_ms_per_cell']:.4f})"
+        )
+    lines.append("targets")
+    for t in report["targets"]:
+        verdict = "met" if t["met"] else "NOT MET"
+        lines.append(f"  [{verdict:>7}] {t['target']}: measured {_num(t['measured'], '.1%')}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _spec(text: str) -> str:
+    """A checked strategy spec, as its label: the spec without default-valued
+    parameters (it builds the same strategy and keeps the table readable)."""
+    try:
+        name, params = parse_spec(text, "spec")
+        return build_strategy(name, params, "spec").label()
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.bench_eval",
+        description="Benchmark the eval grid's executors and the cost of an extra strategy.",
+    )
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="eval config YAML")
+    parser.add_argument(
+        "--repeats", type=_positive, default=3, help="full grid runs per executor (best)"
+    )
+    parser.add_argument(
+        "--task-repeats", type=_positive, default=10, help="passes per extra-strategy figure"
+    )
+    parser.add_argument("--first", type=_spec, default=DEFAULT_FIRST, help="the first strategy S")
+    parser.add_argument(
+        "--extra",
+        type=_spec,
+        action="append",
+        help="an extra strategy T (repeatable; default: " + ", ".join(DEFAULT_EXTRA) + ")",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report JSON path")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    extras = list(dict.fromkeys(args.extra or [_spec(s) for s in DEFAULT_EXTRA]))
+    if args.first in extras:
+        parser.error(f"--extra {args.first} is the first strategy")
+    config = Config(args.config, args.repeats, args.task_repeats, args.first, extras, args.out)
+    try:
+        report = run(config)
+    except InputError as exc:
+        print(f"bench_eval: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_report(report))
+    # Canonical JSON (sorted keys, fixed float digits) and no date: runs diff cleanly.
+    write_atomic(config.out, dumps(report, indent=2) + "\n")
+    log(f"wrote {config.out}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # the guard matters: Dask's workers re-import this module
+    sys.exit(main())
