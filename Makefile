@@ -40,7 +40,7 @@ golden: $(STAMP)
 	$(VENV)/bin/ctxpack scenarios compile
 	$(PY) -m pytest -q tests/evals/test_golden.py --update-goldens
 
-## bench: the packer benchmark; writes reports/bench/pack.json
+## bench: the packer and eval-grid benchmarks; write reports/bench/pack.json, pack.png, eval.json
 bench: $(STAMP)
 	$(PY) -m evals.bench
 	$(PY) -m evals.bench_eval

@@ -11,6 +11,7 @@ import gc
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -50,8 +51,9 @@ class PackResult:
     def items(self) -> Items:
         return self.request.items
 
-    @property
+    @cached_property
     def included(self) -> np.ndarray:
+        """Which items are packed (computed once: metrics read it many times)."""
         kept: np.ndarray = np.isin(self.outcome, (O_TAIL, O_ANCHORED, O_INCLUDED))
         return kept
 
