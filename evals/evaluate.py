@@ -26,6 +26,7 @@ from packer.cli import write_atomic
 from packer.errors import InputError
 from packer.jsonio import dumps
 
+from .external import parse_packer
 from .report import RENDERERS, ReportContext, build_report, order_records
 from .runner import EvalConfig, load_config, run_cells, tasks
 
@@ -139,11 +140,14 @@ def evaluate(
     executor: str,
     resume: bool,
     scheduler: str | None = None,
+    packer: str | None = None,
+    packer_timeout: float = 10.0,
 ) -> Path:
     """Run the grid and write every report; returns the run directory."""
     _require_extra()
     config = load_config(config_path)
-    info = manifest(config)
+    argv = parse_packer(packer) if packer else None
+    info = {**manifest(config), "packer": packer or "builtin"}
     run_id = f"{config.name}-{hashlib.sha256(dumps(info).encode()).hexdigest()[:8]}"
     run_dir = out_root / run_id
     records = run_cells(
@@ -154,6 +158,8 @@ def evaluate(
         resume=resume,
         scheduler=scheduler,
         progress=_progress(),
+        packer=argv,
+        timeout=packer_timeout,
     )
     labels = {s: config.strategy(s).label() for s in config.specs}
     summary = build_report(

@@ -42,9 +42,8 @@ def _xml_text(text: str) -> str:
 
 
 def _is_case(record: Mapping[str, Any]) -> bool:
-    return (
-        str(record["budget"]) == SCENARIO_BUDGET
-        and record["metrics"].get("expectation_pass") is not None
+    return str(record["budget"]) == SCENARIO_BUDGET and (
+        record["metrics"].get("expectation_pass") is not None or record.get("status", "ok") != "ok"
     )
 
 
@@ -68,9 +67,11 @@ def _testcase(
         attrs["file"] = _xml_text(scenario.file)
         attrs["line"] = str(scenario.line)
     case = ET.Element("testcase", attrs)
-    failed = record["metrics"]["expectation_pass"] != 1.0
+    failed = record["metrics"].get("expectation_pass") != 1.0
     if failed:
         lines: Sequence[str] = [str(f) for f in record.get("failures") or []]
+        if record.get("status", "ok") != "ok":  # an external packer's failure class
+            lines = [f"{record['status']}: {record.get('error', '')}"]
         lines = lines or ["expectation failed"]
         failure = ET.SubElement(
             case, "failure", {"message": _xml_text("; ".join(lines)), "type": "expectation"}

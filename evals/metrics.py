@@ -109,8 +109,11 @@ def cell_metrics(
     relevant: Sequence[str],
     expectation_failures: Sequence[str] | None,
     expectations: Sequence[Mapping[str, Any]] = (),
+    pack_items: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Every per-cell metric of one packed turn (docs/metrics.md)."""
+    """Every per-cell metric of one packed turn (docs/metrics.md). ``pack_items``
+    are the packed items as an external packer wrote them (their citations are
+    checked); by default, ctxpack's own rendering."""
     items = result.items
     included = result.included
     packed = set(result.selected_ids)
@@ -123,7 +126,7 @@ def cell_metrics(
     quarantined = (items.trust == QUARANTINED) & included
     cited = [
         it["citations"].get("recordRef") == it["recordRef"] != ""
-        for it in context_pack(result)["items"]
+        for it in (context_pack(result)["items"] if pack_items is None else pack_items)
     ]
     n_tail = int(result.in_tail.sum())
     n_anchor = int(result.anchored.sum())

@@ -160,7 +160,7 @@ def build_report(
                     if s == spec and str(b) == str(budget)
                 ]
             )
-            passed = [c for c in cells if c["metrics"]["expectation_pass"] is not None]
+            passed = [c for c in cells if c["metrics"].get("expectation_pass") is not None]
             groups.append(
                 {
                     "spec": spec,
@@ -172,7 +172,12 @@ def build_report(
                     },
                     "prefix_stability": mean_ci(stab, resamples, confidence, seed),
                     "hard_invariants": {
-                        h: int(sum(c["metrics"][h] for c in cells)) for h in HARD_INVARIANTS
+                        **{
+                            h: int(sum(c["metrics"].get(h, 0) for c in cells))
+                            for h in HARD_INVARIANTS
+                        },
+                        # cells an external packer failed (TIMEOUT, CRASH, ...)
+                        "cell_failures": sum(c.get("status", "ok") != "ok" for c in cells),
                     },
                     "expectations": {
                         "passed": sum(c["metrics"]["expectation_pass"] == 1.0 for c in passed),
@@ -191,8 +196,8 @@ def build_report(
                 pairs = [
                     (mine[k]["metrics"][metric], base[k]["metrics"][metric])
                     for k in sorted(mine.keys() & base.keys())
-                    if mine[k]["metrics"][metric] is not None
-                    and base[k]["metrics"][metric] is not None
+                    if mine[k]["metrics"].get(metric) is not None
+                    and base[k]["metrics"].get(metric) is not None
                 ]
                 if pairs:
                     a, b = (np.array(x, dtype=np.float64) for x in zip(*pairs, strict=True))
@@ -246,6 +251,7 @@ class ReportContext:
 
 _KEYS: Final = (
     "key",
+    "status",
     "suite",
     "scenario",
     "turn",
@@ -267,7 +273,7 @@ def render_csv(ctx: ReportContext) -> str:
     writer.writerow([*_KEYS, *names])
     specs = [s["spec"] for s in summary["strategies"]]
     for r in order_records(records, specs, summary["budgets"]):
-        row = [r[k] for k in _KEYS]
+        row = [r.get(k, "") for k in _KEYS]
         for m in names:
             v = canonical(r["metrics"].get(m))
             row.append("" if v is None else v)

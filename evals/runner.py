@@ -16,7 +16,7 @@ import glob
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,15 +26,19 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from packer.errors import InputError
 from packer.jsonio import dumps, loads
-from packer.pipeline import assemble, cyclic_gc_paused
-from packer.request import parse_request
+from packer.pipeline import PackResult, assemble, cyclic_gc_paused
+from packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
+from packer.render import TRACE_SCHEMA_ID
+from packer.request import parse_request, request_to_json
 from packer.strategies import StrategyBase, build_strategy, parse_spec
 
+from .external import external_packer
 from .metrics import cell_metrics, prefix_stability
 from .scenarios import Scenario, expectation_failures, load_compiled
 from .yamlsafe import load_yaml
@@ -147,10 +151,15 @@ def tasks(config: EvalConfig) -> list[Task]:
 
 
 def run_task(
-    task: Task, specs: Sequence[str], budgets: Sequence[int | str]
+    task: Task,
+    specs: Sequence[str],
+    budgets: Sequence[int | str],
+    packer: Sequence[str] | None = None,
+    timeout: float = 10.0,
 ) -> list[dict[str, Any]]:
     """Every cell of one (scenario, turn), as records (pure: same inputs, same
-    records, apart from ``latency_ms``)."""
+    records, apart from ``latency_ms``). With ``packer`` (an external command),
+    the packs come from that program and are judged by the same metrics."""
     turn = task.scenario.turns[task.turn]
     base = parse_request(turn.request)  # parsed once: items and their term stats shared
     records = []
@@ -161,8 +170,42 @@ def run_task(
             for budget in budgets:
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
                 req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
+                record: dict[str, Any] = {
+                    "key": cell_key(task.suite, task.scenario.id, task.turn, spec, budget),
+                    "suite": task.suite,
+                    "scenario": task.scenario.id,
+                    "turn": task.turn,
+                    "tags": list(task.scenario.tags),
+                    "strategy": name,
+                    "spec": spec,
+                    "budget": budget,
+                    "budget_tokens": tokens,
+                    "status": "ok",
+                }
                 start = time.perf_counter()
                 result = assemble(req)
+                pack_items = None
+                if packer is not None:
+                    failure, answer = external_packer(list(packer), timeout).call(
+                        request_to_json(req)
+                    )
+                    if failure is not None:
+                        latency = time.perf_counter() - start
+                        records.append(
+                            {
+                                **record,
+                                "status": failure,
+                                "error": str(answer),
+                                "mode": None,
+                                "selected": [],
+                                "failures": [],
+                                "metrics": {},
+                                "latency_ms": round(latency * 1000, 3),
+                            }
+                        )
+                        continue
+                    result = judged(result, answer)
+                    pack_items = answer["items"]
                 latency = time.perf_counter() - start
                 # Expectations are written for the scenario's own budget; a budget
                 # sweep measures, it does not judge.
@@ -170,23 +213,48 @@ def run_task(
                 failures = expectation_failures(turn, name, result) if applies else None
                 records.append(
                     {
-                        "key": cell_key(task.suite, task.scenario.id, task.turn, spec, budget),
-                        "suite": task.suite,
-                        "scenario": task.scenario.id,
-                        "turn": task.turn,
-                        "tags": list(task.scenario.tags),
-                        "strategy": name,
-                        "spec": spec,
-                        "budget": budget,
-                        "budget_tokens": tokens,
+                        **record,
                         "mode": result.mode,
                         "selected": result.selected_ids,
                         "failures": failures or [],
-                        "metrics": cell_metrics(result, turn.relevant, failures, applies),
+                        "metrics": cell_metrics(
+                            result, turn.relevant, failures, applies, pack_items=pack_items
+                        ),
                         "latency_ms": round(latency * 1000, 3),
                     }
                 )
     return records
+
+
+def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
+    """The reference result with an external pack's selection: the fresh tail,
+    anchors and budget stay ctxpack's definitions (so the metrics judge the
+    external packer by the same rules). With ctxpack's own trace in the pack,
+    outcome, rank and mode are read from it exactly; otherwise packed items
+    rank first in pack order and the rest newest first."""
+    items = reference.items
+    position = {ref: i for i, ref in enumerate(items.ids)}
+    packed = [position[it["recordRef"]] for it in pack["items"]]
+    trace = pack.get("trace")
+    outcome = np.full(len(items), O_BUDGET, dtype=np.int8)
+    rank = np.zeros(len(items), dtype=np.int64)
+    if isinstance(trace, Mapping) and trace.get("schema") == TRACE_SCHEMA_ID:
+        for cand in trace["candidates"]:
+            i = position[cand["id"]]
+            outcome[i] = OUTCOMES.index(cand["decision"]["reason"][0])
+            rank[i] = cand["rank"] or 0
+        mode = trace["mode"]
+    else:
+        kept = np.zeros(len(items), dtype=bool)
+        kept[packed] = True
+        outcome[kept] = O_INCLUDED
+        outcome[kept & reference.anchored] = O_ANCHORED
+        outcome[kept & reference.in_tail] = O_TAIL
+        order = [i for i in packed if i in set(reference.evictable.tolist())]
+        rest = [i for i in reference.evictable.tolist()[::-1] if i not in set(order)]
+        rank[order + rest] = np.arange(1, len(order) + len(rest) + 1)
+        mode = "external"
+    return dataclasses.replace(reference, outcome=outcome, rank=rank, mode=mode)
 
 
 def _run_serial(
@@ -235,18 +303,24 @@ def run_cells(
     resume: bool = False,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    packer: Sequence[str] | None = None,
+    timeout: float = 10.0,
 ) -> list[dict[str, Any]]:
     """Run every cell not yet in ``out_dir/results.jsonl``; return all records.
     The executor is set up (a Dask scheduler reached) before the run directory
     is touched, so a failure there never costs earlier results."""
+    if packer is not None:  # fail now, not per cell, when the command cannot start
+        external_packer(list(packer), timeout)
+    fn = _TaskRunner(config.specs, config.budgets, tuple(packer) if packer else None, timeout)
     with _executor(jobs, executor, scheduler) as execute:
-        return _run_into(config, out_dir, execute, resume, progress)
+        return _run_into(config, out_dir, execute, fn, resume, progress)
 
 
 def _run_into(
     config: EvalConfig,
     out_dir: Path,
     execute: _Map,
+    fn: _TaskRunner,
     resume: bool,
     progress: Callable[[int, int], None] | None,
 ) -> list[dict[str, Any]]:
@@ -265,7 +339,6 @@ def _run_into(
             for b in config.budgets
         )
     ]
-    fn = _TaskRunner(config.specs, config.budgets)
     with results.open("a", encoding="utf-8") as sink:
         for n, batch in enumerate(execute(fn, work), 1):
             fresh = [r for r in batch if r["key"] not in finished]
@@ -284,9 +357,11 @@ class _TaskRunner:
 
     specs: tuple[str, ...]
     budgets: tuple[int | str, ...]
+    packer: tuple[str, ...] | None = None
+    timeout: float = 10.0
 
     def __call__(self, task: Task) -> list[dict[str, Any]]:
-        return run_task(task, self.specs, self.budgets)
+        return run_task(task, self.specs, self.budgets, self.packer, self.timeout)
 
 
 _Map = Callable[[_TaskRunner, Sequence[Task]], Iterator[list[dict[str, Any]]]]

@@ -105,6 +105,22 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The JSON-lines protocol of external packers (docs/external-packers.md):
+    one request per stdin line, one pack per stdout line, in order. A bad
+    request is answered with ``{"error": "..."}`` and the loop goes on."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            out = pack(parse_request(loads(line, source="<stdin>"))).to_json()
+        except InputError as exc:
+            out = json.dumps({"error": str(exc)})
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    return EXIT_OK
+
+
 def cmd_strategies(args: argparse.Namespace) -> int:
     if args.json:
         listing = {
@@ -184,6 +200,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         executor=args.executor,
         resume=args.resume,
         scheduler=args.scheduler,
+        packer=args.packer,
+        packer_timeout=args.packer_timeout,
     )
     print((run_dir / "summary.md").read_text("utf-8"))
     print(f"reports: {run_dir}/ (and {Path(args.out) / 'latest'}/)")
@@ -220,6 +238,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
     p.set_defaults(func=cmd_pack)
 
+    p = sub.add_parser(
+        "serve", help="pack JSON-lines requests from stdin (the external-packer protocol)"
+    )
+    p.set_defaults(func=cmd_serve)
+
     p = sub.add_parser("strategies", help="list strategies, parameters, defaults and formulas")
     p.add_argument("--json", action="store_true", help="machine-readable listing")
     p.set_defaults(func=cmd_strategies)
@@ -237,6 +260,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
     p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
     p.add_argument("--out", default="reports", help="reports root (default reports/)")
+    p.add_argument("--packer", help="an external packer, cmd:'COMMAND' (docs/external-packers.md)")
+    p.add_argument(
+        "--packer-timeout",
+        type=float,
+        default=10.0,
+        help="seconds an external packer has per cell (default 10)",
+    )
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser(

@@ -1,0 +1,140 @@
+"""External packers: any program that speaks ctxpack's JSON-lines protocol.
+
+Protocol (docs/external-packers.md): the program reads pack requests
+(``ctxpack.request.v1``, strategy included), one JSON object per line on stdin,
+and answers each with one ContextPack v1 (``openclaw-mem.context-pack.v1``) per
+line on stdout, in order. ``ctxpack serve`` is the built-in packer speaking it.
+
+A cell that goes wrong is recorded with a failure class and the run goes on:
+``TIMEOUT`` (no answer in time: the process is killed and restarted), ``CRASH``
+(the process exited or closed its pipes), ``PARSE_ERROR`` (the answer is not a
+JSON object), ``SCHEMA_ERROR`` (the answer breaks the pack contract or packs an
+id the request does not have).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import selectors
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from packer.errors import InputError
+from packer.jsonio import dumps, loads
+from packer.schema import validate
+
+__all__ = ["FAILURES", "ExternalPacker", "Failure", "external_packer", "parse_packer"]
+
+Failure = Literal["TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR"]
+FAILURES: Final = ("TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR")
+
+
+def parse_packer(spec: str) -> list[str]:
+    """``cmd:COMMAND`` -> the argument vector (shell-style quoting, no shell)."""
+    if not spec.startswith("cmd:") or not spec[4:].strip():
+        raise InputError("--packer", "malformed packer", expected="cmd:COMMAND", found=spec)
+    try:
+        return shlex.split(spec[4:])
+    except ValueError as exc:
+        raise InputError("--packer", f"cannot parse the command: {exc}") from None
+
+
+@dataclass
+class ExternalPacker:
+    """One long-running packer process; restarted after a crash or a timeout."""
+
+    argv: list[str]
+    timeout: float = 10.0
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _buffer: bytes = field(default=b"", repr=False)
+
+    def start(self) -> None:
+        try:
+            self._proc = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            )
+        except OSError as exc:
+            raise InputError("--packer", f"cannot start {self.argv[0]!r}: {exc.strerror}") from None
+        self._buffer = b""
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def call(self, request: dict[str, Any]) -> tuple[Failure | None, Any]:
+        """Send one request; (None, pack) or (failure class, message)."""
+        if self._proc is None or self._proc.poll() is not None:
+            self.start()
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        try:
+            proc.stdin.write(dumps(request).encode("utf-8") + b"\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.close()
+            return "CRASH", "the packer closed its stdin"
+        line = self._readline(time.monotonic() + self.timeout)
+        if line is None:
+            self.close()
+            return "TIMEOUT", f"no answer within {self.timeout:g} s"
+        if line == b"":
+            code = proc.wait()
+            self.close()
+            return "CRASH", f"the packer exited (code {code})"
+        try:
+            pack = loads(line)
+        except InputError as exc:
+            return "PARSE_ERROR", exc.message
+        if not isinstance(pack, dict):
+            return "PARSE_ERROR", "the answer is not a JSON object"
+        errors = validate("pack", pack)
+        if errors:
+            return "SCHEMA_ERROR", errors[0]
+        known = {it["id"] for it in request["items"]}
+        unknown = [it["recordRef"] for it in pack["items"] if it["recordRef"] not in known]
+        if unknown:
+            return "SCHEMA_ERROR", f"packs ids the request does not have: {unknown[:3]}"
+        return None, pack
+
+    def _readline(self, deadline: float) -> bytes | None:
+        """The next line (b"" at end of stream), or None past the deadline."""
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return None
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return b""
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+
+_PROCESSES: dict[tuple[str, ...], ExternalPacker] = {}
+
+
+def external_packer(argv: list[str], timeout: float) -> ExternalPacker:
+    """This process's packer for ``argv`` (one per worker process, reused)."""
+    key = (*argv, str(timeout))
+    if key not in _PROCESSES:
+        packer = ExternalPacker(argv, timeout)
+        packer.start()
+        _PROCESSES[key] = packer
+    return _PROCESSES[key]
+
+
+@atexit.register
+def _close_all() -> None:
+    for packer in _PROCESSES.values():
+        packer.close()

@@ -1,0 +1,130 @@
+"""External packers: the JSON-lines protocol, failure classes, same metrics."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evals.evaluate import evaluate
+from evals.runner import load_config, run_cells
+
+from .test_runner import write_config
+
+SERVE = f"cmd:{sys.executable} -m packer serve"
+
+
+def small_config(tmp: Path) -> Path:
+    return write_config(tmp, strategies=["chronological", "bm25"], budgets=["scenario", 16])
+
+
+def test_builtin_packer_through_the_protocol_gives_the_same_metrics(tmp_path: Path) -> None:
+    cfg = small_config(tmp_path)
+    inside = evaluate(cfg, out_root=tmp_path / "in", jobs=1, executor="serial", resume=False)
+    outside = evaluate(
+        cfg, out_root=tmp_path / "out", jobs=1, executor="serial", resume=False, packer=SERVE
+    )
+    assert (inside / "metrics.csv").read_text() == (outside / "metrics.csv").read_text()
+
+    def records(run: Path) -> list[dict[str, object]]:
+        rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+        return sorted(
+            ({k: v for k, v in r.items() if k != "latency_ms"} for r in rows),
+            key=lambda r: str(r["key"]),
+        )
+
+    assert records(inside) == records(outside)
+    summary = json.loads((outside / "summary.json").read_text())
+    assert summary["manifest"]["packer"] == SERVE
+
+
+FAKES = {
+    "TIMEOUT": "import sys, time\nfor line in sys.stdin:\n    time.sleep(30)\n",
+    "CRASH": "import sys\nsys.stdin.readline()\nsys.exit(3)\n",
+    "PARSE_ERROR": "import sys\nfor line in sys.stdin:\n    print('not json', flush=True)\n",
+    "SCHEMA_ERROR": "import sys\nfor line in sys.stdin:\n    print('{}', flush=True)\n",
+}
+UNKNOWN_ID = (
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    item = {'recordRef': 'zzz', 'layer': 'L1', 'type': 'message', 'importance': 'unknown',\n"
+    "            'trust': 'unknown', 'text': 'x', 'citations': {'recordRef': 'zzz'}}\n"
+    "    meta = {'ts': 't', 'query': '', 'scope': None, 'budgetTokens': 1, 'maxItems': 1}\n"
+    "    print(json.dumps({'schema': 'openclaw-mem.context-pack.v1', 'meta': meta,\n"
+    "        'bundle_text': '', 'items': [item], 'notes': {'how_to_use': []}}), flush=True)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("expected", "script"),
+    [*FAKES.items(), ("SCHEMA_ERROR", UNKNOWN_ID)],
+    ids=[*FAKES, "UNKNOWN_ID"],
+)
+def test_failures_are_recorded_per_cell_and_the_run_goes_on(
+    tmp_path: Path, expected: str, script: str
+) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text(script)
+    cfg = load_config(
+        write_config(
+            tmp_path,
+            strategies=["bm25"],
+            budgets=["scenario"],
+            suites=[
+                str(Path(__file__).resolve().parents[2] / "scenarios/compiled/lossless-claw.jsonl")
+            ],
+        )
+    )
+    records = run_cells(
+        cfg, tmp_path / "o", executor="serial", packer=[sys.executable, str(fake)], timeout=0.5
+    )
+    assert len(records) == 7  # every cell ran, none was skipped by an earlier failure
+    assert {r["status"] for r in records} == {expected}
+    assert all(r["metrics"] == {} and r["error"] for r in records)
+
+
+def test_a_failing_packer_fails_the_summary_and_junit(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKES["PARSE_ERROR"])
+    cfg = small_config(tmp_path)
+    run = evaluate(
+        cfg,
+        out_root=tmp_path / "r",
+        jobs=1,
+        executor="serial",
+        resume=False,
+        packer=f"cmd:{sys.executable} {fake}",
+    )
+    summary = json.loads((run / "summary.json").read_text())
+    assert sum(g["hard_invariants"]["cell_failures"] for g in summary["groups"]) == summary["cells"]
+    assert "PARSE_ERROR" in (run / "junit.xml").read_text()
+    assert "PARSE_ERROR" in (run / "metrics.csv").read_text()
+
+
+def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
+    cfg = small_config(tmp_path)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "packer",
+            "eval",
+            "--config",
+            str(cfg),
+            "--packer",
+            "cmd:/no/such/packer",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "ctxpack: error: --packer: cannot start '/no/such/packer': No such file or directory"
+    ]
+    assert not (tmp_path / "r").exists()
