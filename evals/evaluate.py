@@ -90,7 +90,11 @@ def _git_commit(root: Path) -> str | None:
 def manifest(config: EvalConfig) -> dict[str, Any]:
     """What a reader needs to reproduce the figures."""
     root = config.source.resolve().parent.parent
-    counters = sorted({t.scenario.turns[t.turn].request["token_counter"] for t in tasks(config)})
+    counters = (
+        [config.token_counter]
+        if config.token_counter
+        else sorted({t.scenario.turns[t.turn].request["token_counter"] for t in tasks(config)})
+    )
     return {
         "name": config.name,
         "ctxpack_version": packer.__version__,

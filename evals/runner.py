@@ -66,6 +66,7 @@ class EvalConfig:
     confidence: float
     seed: int
     source: Path
+    token_counter: str | None = None
 
     def strategy(self, spec: str) -> StrategyBase:
         name, params = parse_spec(spec)
@@ -121,6 +122,7 @@ def load_config(path: Path) -> EvalConfig:
         confidence=boot.get("confidence", 0.95),
         seed=data.get("seed", 0),
         source=path,
+        token_counter=data.get("token_counter"),
     )
 
 
@@ -156,12 +158,19 @@ def run_task(
     budgets: Sequence[int | str],
     packer: Sequence[str] | None = None,
     timeout: float = 10.0,
+    token_counter: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every cell of one (scenario, turn), as records (pure: same inputs, same
     records, apart from ``latency_ms``). With ``packer`` (an external command),
-    the packs come from that program and are judged by the same metrics."""
+    the packs come from that program and are judged by the same metrics. With
+    ``token_counter``, every item is recounted with that counter."""
     turn = task.scenario.turns[task.turn]
-    base = parse_request(turn.request)  # parsed once: items and their term stats shared
+    request = turn.request
+    recounted = token_counter is not None and token_counter != request["token_counter"]
+    if recounted:
+        items = [{k: v for k, v in it.items() if k != "tokens"} for it in request["items"]]
+        request = {**request, "token_counter": token_counter, "items": items}
+    base = parse_request(request)  # parsed once: items and their term stats shared
     records = []
     with cyclic_gc_paused():
         for spec in specs:
@@ -207,9 +216,10 @@ def run_task(
                     result = judged(result, answer)
                     pack_items = answer["items"]
                 latency = time.perf_counter() - start
-                # Expectations are written for the scenario's own budget; a budget
-                # sweep measures, it does not judge.
-                applies = turn.expectations(name) if budget == SCENARIO_BUDGET else []
+                # Expectations are written for the scenario's own budget and token
+                # counts; a sweep (of budgets or counters) measures, it does not judge.
+                judged_here = budget == SCENARIO_BUDGET and not recounted
+                applies = turn.expectations(name) if judged_here else []
                 failures = expectation_failures(turn, name, result) if applies else None
                 records.append(
                     {
@@ -311,7 +321,13 @@ def run_cells(
     is touched, so a failure there never costs earlier results."""
     if packer is not None:  # fail now, not per cell, when the command cannot start
         external_packer(list(packer), timeout)
-    fn = _TaskRunner(config.specs, config.budgets, tuple(packer) if packer else None, timeout)
+    fn = _TaskRunner(
+        config.specs,
+        config.budgets,
+        tuple(packer) if packer else None,
+        timeout,
+        config.token_counter,
+    )
     with _executor(jobs, executor, scheduler) as execute:
         return _run_into(config, out_dir, execute, fn, resume, progress)
 
@@ -359,9 +375,12 @@ class _TaskRunner:
     budgets: tuple[int | str, ...]
     packer: tuple[str, ...] | None = None
     timeout: float = 10.0
+    token_counter: str | None = None
 
     def __call__(self, task: Task) -> list[dict[str, Any]]:
-        return run_task(task, self.specs, self.budgets, self.packer, self.timeout)
+        return run_task(
+            task, self.specs, self.budgets, self.packer, self.timeout, self.token_counter
+        )
 
 
 _Map = Callable[[_TaskRunner, Sequence[Task]], Iterator[list[dict[str, Any]]]]

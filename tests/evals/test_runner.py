@@ -123,3 +123,29 @@ def test_an_extra_strategy_reuses_the_parsed_turn(tmp_path: Path) -> None:
     records = run_cells(cfg, tmp_path / "o", executor="serial")
     assert len({r["key"] for r in records}) == len(records)
     assert {r["spec"] for r in records} == set(cfg.specs)
+
+
+def test_token_counter_override_recounts_and_does_not_judge(tmp_path: Path) -> None:
+    suite = str(ROOT / "scenarios/compiled/tokens-unicode.jsonl")
+    as_compiled = load_config(
+        write_config(tmp_path, suites=[suite], strategies=["bm25"], budgets=["scenario"])
+    )
+    (tmp_path / "evals" / "cfg.yaml").unlink()
+    chars4 = load_config(
+        write_config(
+            tmp_path,
+            suites=[suite],
+            strategies=["bm25"],
+            budgets=["scenario"],
+            token_counter="chars4",
+        )
+    )
+    a = {r["key"]: r for r in run_cells(as_compiled, tmp_path / "a", executor="serial")}
+    b = {r["key"]: r for r in run_cells(chars4, tmp_path / "b", executor="serial")}
+    key = next(k for k in a if "tokens-lcm-cjk-message-costs-12" in k)
+    # chars4 counts the 8 Chinese characters as 2 tokens, lcm as 12
+    assert b[key]["metrics"]["tokens_used"] != a[key]["metrics"]["tokens_used"]
+    assert a[key]["metrics"]["expectation_pass"] == 1.0
+    assert b[key]["metrics"]["expectation_pass"] is None  # recounted: measured, not judged
+    same = next(k for k in b if "tokens-chars4-cjk-message-costs-2" in k)
+    assert b[same]["metrics"]["expectation_pass"] == 1.0  # compiled with chars4: still judged
