@@ -52,10 +52,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
-import importlib.metadata
 import math
-import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -66,9 +63,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
-
-import packer
 from packer.cli import write_atomic
 from packer.errors import InputError
 from packer.jsonio import dumps
@@ -77,6 +71,7 @@ from packer.request import parse_request
 from packer.strategies import build_strategy, parse_spec
 from packer.strategies.bm25 import Bm25Params
 
+from . import bench
 from .runner import SCENARIO_BUDGET, EvalConfig, Task, load_config, run_cells, run_task, tasks
 
 __all__ = ["main", "run"]
@@ -320,22 +315,12 @@ def evaluate_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
     return evaluated
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def machine() -> dict[str, Any]:
+    """The packer benchmark's machine block, with the Dask versions."""
     return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "numpy": np.__version__,
-        "ctxpack": packer.__version__,
-        "dask": _version("dask"),
-        "distributed": _version("distributed"),
+        **bench.machine(),
+        "dask": bench._version("dask"),
+        "distributed": bench._version("distributed"),
     }
 
 

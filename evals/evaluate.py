@@ -10,16 +10,11 @@ no half-written report.
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import subprocess
 import sys
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 import packer
 from packer.cli import write_atomic
@@ -29,19 +24,16 @@ from packer.jsonio import dumps
 from .external import parse_packer
 from .report import RENDERERS, ReportContext, build_report, order_records
 from .runner import EvalConfig, load_config, run_cells, tasks
+from .schemafiles import validator
 
 __all__ = ["evaluate", "manifest", "validate_summary"]
 
 
-@cache
-def _summary_validator() -> Draft202012Validator:
-    text = resources.files("evals").joinpath("schemas", "eval-summary.v1.json").read_text("utf-8")
-    return Draft202012Validator(json.loads(text))
-
-
 def validate_summary(summary: Any) -> list[str]:
     """Every violation of the summary schema, as "/pointer: message" lines."""
-    errors = sorted(_summary_validator().iter_errors(summary), key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        validator("eval-summary.v1.json").iter_errors(summary), key=lambda e: list(e.absolute_path)
+    )
     return ["/" + "/".join(map(str, e.absolute_path)) + ": " + e.message for e in errors]
 
 

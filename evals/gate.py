@@ -29,17 +29,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from packer.errors import InputError
 from packer.jsonio import loads
 
+from .schemafiles import validator
 from .yamlsafe import load_yaml
 
 __all__ = [
@@ -63,15 +61,9 @@ _MAX_MESSAGE: Final = 160
 _MAX_FAILURES_SHOWN: Final = 20
 
 
-@cache
-def _validator(name: str) -> Draft202012Validator:
-    text = resources.files("evals").joinpath("schemas", name).read_text("utf-8")
-    return Draft202012Validator(json.loads(text))
-
-
 def _violation(data: Any, schema_file: str) -> tuple[str, str] | None:
     """The most relevant schema violation as (JSON pointer, one-line message)."""
-    err = best_match(_validator(schema_file).iter_errors(data))
+    err = best_match(validator(schema_file).iter_errors(data))
     if err is None:
         return None
     where = "".join(f"/{p}" for p in err.absolute_path) or "/"

@@ -13,21 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache, partial
-from importlib import resources
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from packer.errors import InputError
@@ -41,18 +38,13 @@ from packer.strategies import StrategyBase, build_strategy, parse_spec
 from .external import external_packer
 from .metrics import cell_metrics, prefix_stability
 from .scenarios import Scenario, expectation_failures, load_compiled
+from .schemafiles import validator
 from .yamlsafe import load_yaml
 
 __all__ = ["EvalConfig", "Task", "load_config", "read_results", "run_cells", "run_task", "tasks"]
 
 SCENARIO_BUDGET: Final = "scenario"
 RESULTS: Final = "results.jsonl"
-
-
-@cache
-def _validator() -> Draft202012Validator:
-    text = resources.files("evals").joinpath("schemas", "eval-config.v1.json").read_text("utf-8")
-    return Draft202012Validator(json.loads(text))
 
 
 @dataclass(frozen=True)
@@ -76,7 +68,7 @@ class EvalConfig:
 def load_config(path: Path) -> EvalConfig:
     """A validated eval config; errors name the file, line and field."""
     data, lines = load_yaml(path)
-    err = best_match(_validator().iter_errors(data))
+    err = best_match(validator("eval-config.v1.json").iter_errors(data))
     if err is not None:
         where = "".join(f"/{p}" for p in err.absolute_path)
         raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")

@@ -20,12 +20,9 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from packer.errors import InputError, pointer
@@ -35,6 +32,7 @@ from packer.render import reasons_by_id
 from packer.request import parse_request, request_to_json
 from packer.strategies import REGISTRY, build_strategy
 
+from .schemafiles import validator
 from .yamlsafe import LineMap, load_yaml
 
 __all__ = [
@@ -53,12 +51,6 @@ __all__ = [
 
 SCENARIOS_SCHEMA_ID: Final = "ctxpack.scenarios.v1"
 ALL: Final = "*"
-
-
-@cache
-def _validator() -> Draft202012Validator:
-    text = resources.files("evals").joinpath("schemas", "scenarios.v1.json").read_text("utf-8")
-    return Draft202012Validator(json.loads(text))
 
 
 @dataclass(frozen=True)
@@ -224,7 +216,7 @@ def _check_references(turn: Turn, at: str, lines: LineMap) -> None:
 
 def _load_file(path: Path) -> list[Scenario]:
     data, lines = load_yaml(path)
-    err = best_match(_validator().iter_errors(data))
+    err = best_match(validator("scenarios.v1.json").iter_errors(data))
     if err is not None:
         where = "".join(
             "/" + str(p).replace("~", "~0").replace("/", "~1") for p in err.absolute_path

@@ -151,10 +151,9 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.name == "scenarios":  # the harness's file format
-        from importlib import resources
+        from evals.schemafiles import schema_text
 
-        text = resources.files("evals").joinpath("schemas", "scenarios.v1.json").read_text("utf-8")
-        sys.stdout.write(text)
+        sys.stdout.write(schema_text("scenarios.v1.json"))
         return EXIT_OK
     sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
