@@ -211,16 +211,19 @@ def _parse_only(work: Sequence[Task], first: str, stats: bool) -> None:
 
 def _pack_only(work: Sequence[Task], specs: Sequence[str], budgets: Sequence[int | str]) -> None:
     """``run_task`` without the per-cell metrics and records: parse, then
-    ``assemble`` under every spec and budget."""
+    ``assemble`` under every spec and budget, reusing each spec's ranking across
+    budgets as ``run_task`` does."""
     with cyclic_gc_paused():
         for task in work:
             base = parse_request(task.scenario.turns[task.turn].request)
             for spec in specs:
                 name, params = parse_spec(spec)
                 strategy = build_strategy(name, params)
+                ranking = None
                 for budget in budgets:
                     tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
-                    assemble(dataclasses.replace(base, strategy=strategy, budget_tokens=tokens))
+                    req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
+                    ranking = assemble(req, ranking).ranking
 
 
 def measure_extra(

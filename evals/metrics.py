@@ -110,17 +110,25 @@ def cell_metrics(
     expectation_failures: Sequence[str] | None,
     expectations: Sequence[Mapping[str, Any]] = (),
     pack_items: Sequence[Mapping[str, Any]] | None = None,
+    known: Mapping[str, float | None] | None = None,
 ) -> dict[str, Any]:
     """Every per-cell metric of one packed turn (docs/metrics.md). ``pack_items``
     are the packed items as an external packer wrote them (their citations are
-    checked); by default, ctxpack's own rendering."""
+    checked); by default, ctxpack's own rendering. ``known`` holds values
+    already computed for an equivalent cell (``ndcg@10`` and ``mrr`` depend only
+    on the ranking, ``oracle_recall`` only on the budget), which are reused."""
     items = result.items
     included = result.included
     packed = set(result.selected_ids)
     gold = list(dict.fromkeys(relevant))
-    ranking = pack_ranking(result)
+    known = known or {}
     recall = _recall(packed, gold)
-    oracle = oracle_recall(result, gold)
+    oracle = known["oracle_recall"] if "oracle_recall" in known else oracle_recall(result, gold)
+    if "ndcg@10" in known and "mrr" in known:
+        ndcg, rr = known["ndcg@10"], known["mrr"]
+    else:
+        ranking = pack_ranking(result)
+        ndcg, rr = ndcg_at(ranking, gold, 10), mrr(ranking, gold)
     must_include = [i for exp in expectations for i in exp.get("must_include", [])]
     must_exclude = [i for exp in expectations for i in exp.get("must_exclude", [])]
     quarantined = (items.trust == QUARANTINED) & included
@@ -134,8 +142,8 @@ def cell_metrics(
     return {
         "evidence_recall": recall,
         "evidence_hit": None if recall is None else float(recall == 1.0),
-        "ndcg@10": ndcg_at(ranking, gold, 10),
-        "mrr": mrr(ranking, gold),
+        "ndcg@10": ndcg,
+        "mrr": rr,
         "oracle_recall": oracle,
         "regret": None if recall is None or oracle is None else oracle - recall,
         "must_include_recall": (

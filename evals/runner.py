@@ -164,10 +164,15 @@ def run_task(
         request = {**request, "token_counter": token_counter, "items": items}
     base = parse_request(request)  # parsed once: items and their term stats shared
     records = []
+    # Budget-independent work is done once per spec (the ranking and the metrics
+    # read from it), strategy-independent work once per budget (the oracle).
+    oracles: dict[str, float | None] = {}
     with cyclic_gc_paused():
         for spec in specs:
             name, params = parse_spec(spec)
             strategy = build_strategy(name, params)
+            ranking = None
+            ranked: dict[str, float | None] = {}
             for budget in budgets:
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
                 req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
@@ -184,7 +189,8 @@ def run_task(
                     "status": "ok",
                 }
                 start = time.perf_counter()
-                result = assemble(req)
+                result = assemble(req, ranking)
+                ranking = result.ranking
                 pack_items = None
                 if packer is not None:
                     failure, answer = external_packer(list(packer), timeout).call(
@@ -213,15 +219,22 @@ def run_task(
                 judged_here = budget == SCENARIO_BUDGET and not recounted
                 applies = turn.expectations(name) if judged_here else []
                 failures = expectation_failures(turn, name, result) if applies else None
+                known = dict(ranked)
+                if str(budget) in oracles:
+                    known["oracle_recall"] = oracles[str(budget)]
+                metrics = cell_metrics(
+                    result, turn.relevant, failures, applies, pack_items=pack_items, known=known
+                )
+                oracles.setdefault(str(budget), metrics["oracle_recall"])
+                if packer is None:  # an external pack's order may change with the budget
+                    ranked = {"ndcg@10": metrics["ndcg@10"], "mrr": metrics["mrr"]}
                 records.append(
                     {
                         **record,
                         "mode": result.mode,
                         "selected": result.selected_ids,
                         "failures": failures or [],
-                        "metrics": cell_metrics(
-                            result, turn.relevant, failures, applies, pack_items=pack_items
-                        ),
+                        "metrics": metrics,
                         "latency_ms": round(latency * 1000, 3),
                     }
                 )

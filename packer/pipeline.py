@@ -120,9 +120,13 @@ def pack(request: Request | Mapping[str, Any]) -> PackResult:
         return assemble(req)
 
 
-def assemble(req: Request) -> PackResult:
+def assemble(req: Request, ranking: Ranking | None = None) -> PackResult:
     """Every decision for a validated request: trust exclusion, then the fresh
-    tail and anchors, then the strategy's ranking, then the fill of what is left."""
+    tail and anchors, then the strategy's ranking, then the fill of what is left.
+
+    ``ranking`` reuses a ranking this strategy made for the same items, prompt,
+    current turn and trust policy: it does not depend on the budget or the slots,
+    so a budget sweep scores once (its length is checked)."""
     items = req.items
     n = len(items)
     outcome = np.full(n, O_INCLUDED, dtype=np.int8)
@@ -155,7 +159,10 @@ def assemble(req: Request) -> PackResult:
 
     # Rank even when everything fits, so the trace and ranking metrics see scores;
     # the selection below ignores the ranking in full-fit mode (lossless-claw).
-    ranking = req.strategy.rank(ScoringView(candidates, req.prompt, req.current_turn))
+    if ranking is None:
+        ranking = req.strategy.rank(ScoringView(candidates, req.prompt, req.current_turn))
+    elif ranking.scores is not None and len(ranking.scores) != len(evictable):
+        raise ValueError("a reused ranking must cover the same evictable candidates")
     if ranking.scores is None:
         order = np.arange(len(evictable))[::-1]
     else:
