@@ -37,6 +37,7 @@ from jsonschema.exceptions import best_match
 from packer.errors import InputError
 from packer.jsonio import loads
 
+from .report import SUMMARY_SCHEMA_ID
 from .schemafiles import validator
 from .yamlsafe import load_yaml
 
@@ -53,7 +54,6 @@ __all__ = [
 ]
 
 GATES_SCHEMA_ID: Final = "ctxpack.gates.v1"
-SUMMARY_SCHEMA_ID: Final = "ctxpack.eval.summary.v1"  # as evals.report writes it
 TOLERANCE: Final = 1e-9
 OK, REGRESSED, MISSING, NEW = "ok", "REGRESSED", "MISSING", "new"
 _COLUMNS: Final = ("strategy", "budget", "metric", "baseline", "current", "drop", "allowed")
