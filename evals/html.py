@@ -15,6 +15,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from .runner import SCENARIO_BUDGET
+
 if TYPE_CHECKING:  # report.py registers these renderers: no import cycle at run time
     from .report import ReportContext
 
@@ -23,7 +25,6 @@ __all__ = ["MAX_FAILURES", "MAX_SCENARIOS", "render_html"]
 MAX_SCENARIOS: Final = 200  # scenarios shown with their packs
 MAX_FAILURES: Final = 500  # expectation failures listed (summary.json has all)
 MAX_TEXT: Final = 2000  # characters of one item text shown
-_SCENARIO: Final = "scenario"
 
 _CSS: Final = """
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0;
@@ -154,7 +155,9 @@ class _Page:
         return f'<span class="strat">{swatch}<code>{_e(label)}</code></span>'
 
     def budget_title(self, budget: Any) -> str:
-        return "each scenario's own budget" if budget == _SCENARIO else f"budget {budget} tokens"
+        return (
+            "each scenario's own budget" if budget == SCENARIO_BUDGET else f"budget {budget} tokens"
+        )
 
 
 def _head(summary: Mapping[str, Any]) -> str:
@@ -427,8 +430,8 @@ def _pack_cell(
 
 def _scenario_budget(summary: Mapping[str, Any]) -> Any:
     budgets = list(summary["budgets"])
-    if _SCENARIO in budgets or not budgets:
-        return _SCENARIO
+    if SCENARIO_BUDGET in budgets or not budgets:
+        return SCENARIO_BUDGET
     return budgets[0]
 
 

@@ -26,12 +26,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from .runner import SCENARIO_BUDGET
+
 if TYPE_CHECKING:  # report.py registers this renderer: no import cycle at run time
     from .report import ReportContext
 
 __all__ = ["render_junit"]
 
-SCENARIO_BUDGET: Final = "scenario"
 # Characters not allowed anywhere in an XML 1.0 document.
 _NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

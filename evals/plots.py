@@ -20,13 +20,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
+from .runner import SCENARIO_BUDGET
+
 if TYPE_CHECKING:  # report.py registers these renderers: no import cycle at run time
     from .report import ReportContext
 
 __all__ = ["PLOTS", "latency", "recall_vs_budget", "recall_vs_stability", "strategy_colours"]
 
 _DPI: Final = 110
-_SCENARIO: Final = "scenario"
 # Latencies are rounded to 0.001 ms; a 0 would vanish on the log axis.
 _MIN_MS: Final = 0.001
 
@@ -213,7 +214,7 @@ def recall_vs_stability(ctx: ReportContext) -> bytes:
     conf = round(float(ctx.summary.get("confidence", 0.95)) * 100)
     points: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = []
     for g in _groups(ctx):
-        if g["budget"] != _SCENARIO:
+        if g["budget"] != SCENARIO_BUDGET:
             continue
         stab, recall = g.get("prefix_stability"), g["metrics"].get("evidence_recall")
         if stab and recall:
