@@ -181,7 +181,7 @@ def run_task(
                     "suite": task.suite,
                     "scenario": task.scenario.id,
                     "turn": task.turn,
-                    "tags": list(task.scenario.tags),
+                    "tags": [*task.scenario.tags, *turn.tags],
                     "strategy": name,
                     "spec": spec,
                     "budget": budget,

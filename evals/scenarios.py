@@ -61,6 +61,7 @@ class Turn:
     request: dict[str, Any]
     relevant: tuple[str, ...]
     expect: Mapping[str, Mapping[str, Any]]
+    tags: tuple[str, ...] = ()  # this turn's own tags (e.g. a question's category)
 
     def expectations(self, strategy: str) -> list[Mapping[str, Any]]:
         """The expectations that apply to ``strategy``: ``"*"``'s and its own (both
@@ -78,20 +79,39 @@ class Scenario:
     line: int
 
     def content(self) -> dict[str, Any]:
-        """The normalised content, which the sha256 covers (not the source)."""
-        return {
+        """The normalised content, which the sha256 covers (not the source).
+
+        A conversation whose turns each see a prefix of the last turn's items is
+        written compactly: the items once, at the scenario level, and each turn's
+        request without them but with ``items_upto`` (how many it sees). A long
+        conversation then costs its items once, not once per turn."""
+        last = self.turns[-1].request["items"] if self.turns else []
+        compact = len(self.turns) > 1 and all(
+            t.request["items"] == last[: len(t.request["items"])] for t in self.turns
+        )
+        turns = []
+        for t in self.turns:
+            request = t.request
+            if compact:
+                request = {k: v for k, v in request.items() if k != "items"}
+                request["items_upto"] = len(t.request["items"])
+            turn: dict[str, Any] = {
+                "request": request,
+                "relevant": list(t.relevant),
+                "expect": {k: dict(v) for k, v in t.expect.items()},
+            }
+            if t.tags:
+                turn["tags"] = list(t.tags)
+            turns.append(turn)
+        out: dict[str, Any] = {
             "id": self.id,
             "why": self.why,
             "tags": list(self.tags),
-            "turns": [
-                {
-                    "request": t.request,
-                    "relevant": list(t.relevant),
-                    "expect": {k: dict(v) for k, v in t.expect.items()},
-                }
-                for t in self.turns
-            ],
+            "turns": turns,
         }
+        if compact:
+            out["items"] = last
+        return out
 
     @property
     def sha256(self) -> str:
@@ -106,13 +126,19 @@ class Scenario:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Scenario:
+        shared = obj.get("items")
+        turns = []
+        for t in obj["turns"]:
+            request = t["request"]
+            if shared is not None:  # the compact form: rebuild each turn's items
+                request = {k: v for k, v in request.items() if k != "items_upto"}
+                request["items"] = shared[: t["request"]["items_upto"]]
+            turns.append(Turn(request, tuple(t["relevant"]), t["expect"], tuple(t.get("tags", ()))))
         return cls(
             id=obj["id"],
             why=obj["why"],
             tags=tuple(obj["tags"]),
-            turns=tuple(
-                Turn(t["request"], tuple(t["relevant"]), t["expect"]) for t in obj["turns"]
-            ),
+            turns=tuple(turns),
             file=obj["source"]["file"],
             line=obj["source"]["line"],
         )
