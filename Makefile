@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: eval test check bench golden gate baseline clean
+.PHONY: eval eval-locomo test check bench golden gate baseline clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,12 @@ $(STAMP): pyproject.toml
 ## eval: the main job: every strategy on every golden scenario suite (evals/default.yaml)
 eval: $(STAMP)
 	$(VENV)/bin/ctxpack eval --config evals/default.yaml
+
+## eval-locomo: import LoCoMo (../shared/data/locomo, never committed) and run evals/locomo.yaml
+LOCOMO ?= ../shared/data/locomo/locomo_dev.json
+eval-locomo: $(STAMP)
+	$(VENV)/bin/ctxpack import locomo $(LOCOMO) -o reports/imports/locomo_dev.jsonl
+	$(VENV)/bin/ctxpack eval --config evals/locomo.yaml
 
 ## gate: compare the latest eval (reports/latest/) with the committed baseline; exit 1 on a regression
 gate: $(STAMP)

@@ -166,6 +166,26 @@ def _scenario_sources(args: argparse.Namespace) -> list[Path]:
     return paths
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from evals.importers import IMPORTERS  # the harness, imported only here
+
+    source = Path(args.path)
+    scenarios, report = IMPORTERS[args.format](
+        source,
+        budget=args.budget,
+        fresh_tail=args.fresh_tail,
+        with_summaries=args.with_summaries,
+        token_counter=args.token_counter,
+    )
+    out = Path(args.output or Path("reports") / "imports" / f"{source.stem}.jsonl")
+    write_atomic(out, "".join(dumps(sc.to_json()) + "\n" for sc in scenarios))
+    print(
+        f"wrote {len(scenarios)} scenarios ({sum(len(s.turns) for s in scenarios)} turns) to {out}"
+    )
+    print(" ".join(f"{k}={v}" for k, v in report.items()))
+    return EXIT_OK
+
+
 def cmd_scenarios(args: argparse.Namespace) -> int:
     # The harness is imported here: the library must not depend on it.
     from evals.scenarios import check_compiled, compile_sources, load_sources, write_compiled
@@ -251,6 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", help="scenario YAML files (default: scenarios/*.yaml)")
     p.add_argument("--out", help="compiled mirror directory (default: compiled/ beside each file)")
     p.set_defaults(func=cmd_scenarios)
+
+    p = sub.add_parser("import", help="turn a dataset (LoCoMo) into compiled scenarios")
+    p.add_argument("format", choices=["locomo"])
+    p.add_argument("path", help="the dataset file (LoCoMo: its original JSON format)")
+    p.add_argument("-o", "--output", help="JSONL to write (default reports/imports/<name>.jsonl)")
+    p.add_argument("--budget", type=int, default=1024, help="each scenario's own budget")
+    p.add_argument("--fresh-tail", type=int, default=4, help="fresh tail count (default 4)")
+    p.add_argument("--with-summaries", action="store_true", help="session summaries as items")
+    p.add_argument("--token-counter", default="lcm", choices=["lcm", "chars4", "cl100k"])
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("eval", help="run an eval config: strategies x scenarios x budgets")
     p.add_argument("--config", default="evals/default.yaml", help="eval config YAML")

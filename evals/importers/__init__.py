@@ -1,0 +1,16 @@
+"""Dataset importers: each turns one external format into compiled scenarios.
+
+A second dataset format is one more module here, registered in :data:`IMPORTERS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import locomo
+
+__all__ = ["IMPORTERS"]
+
+# format name -> function(path, **options) -> (scenarios, report)
+IMPORTERS: dict[str, Callable[..., Any]] = {"locomo": locomo.import_locomo}

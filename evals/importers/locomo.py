@@ -1,0 +1,188 @@
+"""LoCoMo (Maharana et al., ACL 2024) conversations as compiled scenarios.
+
+One scenario per conversation; each of its questions is one turn (one packing
+situation per question, evaluated as its own cells; in order, so prefix
+stability across questions is measured too). Every turn sees the whole
+conversation: the turns become items (id = ``dia_id``, speaker a -> ``user``,
+speaker b -> ``assistant``, turn = session number, the text as spoken with the
+image caption appended when the turn shared a photo) and, with
+``with_summaries``, each session's summary as a ``summary`` item after it. The
+prompt is the question, ``relevant`` its evidence ids, and the turn is tagged with
+its category (``cat-1`` multi-hop, ``cat-2`` temporal, ``cat-3`` open-domain,
+``cat-4`` single-hop, ``cat-5`` adversarial). The request's ``ts`` is the last
+session's date (items carry no time of their own in ``ctxpack.request.v1``).
+
+Evidence ids are checked against the conversation: a malformed entry such as
+``"D8:6; D9:17"`` is split into the ids it holds (counted: malformed, recovered);
+an id naming no turn is dropped (counted: dangling). Neither stops the import.
+The data's licence is CC BY-NC 4.0: write the output outside the repository.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from packer.errors import InputError
+from packer.jsonio import loads
+from packer.request import parse_request, request_to_json
+
+from ..scenarios import Scenario, Turn
+
+__all__ = ["CATEGORIES", "import_locomo"]
+
+CATEGORIES: Final = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+_DIA_ID: Final = re.compile(r"D\d+:\d+")
+_SESSION: Final = re.compile(r"session_(\d+)")
+
+
+def _sessions(conv: Mapping[str, Any]) -> list[tuple[int, list[dict[str, Any]], str | None]]:
+    """(number, turns, date) of every session, in session order."""
+    out = []
+    for key, turns in conv.items():
+        match = _SESSION.fullmatch(key)
+        if match and isinstance(turns, list):
+            number = int(match.group(1))
+            date = conv.get(f"session_{number}_date_time")
+            out.append((number, turns, str(date) if date else None))
+    return sorted(out, key=lambda s: s[0])
+
+
+def _items(sample: Mapping[str, Any], with_summaries: bool) -> list[dict[str, Any]]:
+    conv = sample["conversation"]
+    roles = {conv.get("speaker_a"): "user", conv.get("speaker_b"): "assistant"}
+    summaries = sample.get("session_summary") or {}
+    items: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, turns, _date in _sessions(conv):
+        for turn in turns:
+            ident = str(turn.get("dia_id", "")) if isinstance(turn, dict) else ""
+            if not ident or ident in seen:  # a repeated dia_id keeps its first turn
+                continue
+            seen.add(ident)
+            text = str(turn.get("text", ""))
+            if turn.get("blip_caption"):
+                text += f" [shared a photo: {turn['blip_caption']}]"
+            role = roles.get(turn.get("speaker"), "user")
+            items.append({"id": ident, "text": text, "turn": number, "role": role})
+        summary = (
+            summaries.get(f"session_{number}_summary") if isinstance(summaries, dict) else None
+        )
+        if with_summaries and summary:
+            items.append(
+                {
+                    "id": f"S{number}:summary",
+                    "text": str(summary),
+                    "turn": number,
+                    "kind": "summary",
+                    "role": "system",
+                }
+            )
+    for ordinal, item in enumerate(items):
+        item["ordinal"] = ordinal
+    return items
+
+
+def _evidence(raw: Iterable[Any], known: set[str], counts: Counter[str]) -> list[str]:
+    """Valid evidence ids, in order, without repeats; problems are counted."""
+    out: list[str] = []
+    for entry in raw:
+        text = str(entry).strip()
+        found = _DIA_ID.findall(text)
+        if found != [text]:
+            counts["malformed"] += 1
+            counts["recovered"] += len(found)
+        for ident in found:
+            if ident not in known:
+                counts["dangling"] += 1
+            elif ident not in out:
+                out.append(ident)
+    return out
+
+
+def import_locomo(
+    path: Path,
+    *,
+    budget: int = 1024,
+    fresh_tail: int = 4,
+    with_summaries: bool = False,
+    token_counter: str = "lcm",
+) -> tuple[list[Scenario], dict[str, Any]]:
+    """Scenarios from a LoCoMo file (original format), and a report of what
+    was found: conversations, questions, items, and evidence problems."""
+    try:
+        data = loads(path.read_bytes(), source=str(path))
+    except OSError as exc:
+        raise InputError("", f"cannot read file: {exc.strerror}", source=str(path)) from None
+    if not isinstance(data, list):
+        raise InputError(
+            "/",
+            "not a LoCoMo file",
+            expected="a list of conversations",
+            found=data,
+            source=str(path),
+        )
+    counts: Counter[str] = Counter()
+    scenarios: list[Scenario] = []
+    for c, sample in enumerate(data):
+        if (
+            not isinstance(sample, dict)
+            or not isinstance(sample.get("conversation"), dict)
+            or not isinstance(sample.get("qa"), list)
+        ):
+            raise InputError(
+                f"/{c}",
+                "not a LoCoMo conversation",
+                expected="an object with conversation and qa",
+                found=sample,
+                source=str(path),
+            )
+        sample_id = str(sample.get("sample_id", f"conv-{c}"))
+        items = _items(sample, with_summaries)
+        known = {it["id"] for it in items}
+        base: dict[str, Any] = {
+            "items": items,
+            "budget_tokens": budget,
+            "token_counter": token_counter,
+            "fresh_tail": {"count": fresh_tail},
+        }
+        dates = [d for _, _, d in _sessions(sample["conversation"]) if d]
+        if dates:
+            base["ts"] = dates[-1]  # the questions come after the last session
+        normal = request_to_json(parse_request(base), with_strategy=False)
+        turns = []
+        for qa in sample["qa"]:
+            if not isinstance(qa, dict):
+                counts["malformed_questions"] += 1
+                continue
+            relevant = _evidence(qa.get("evidence") or [], known, counts)
+            counts["questions"] += 1
+            counts["without_evidence"] += not relevant
+            category = qa.get("category")
+            tag = f"cat-{category}" if category in CATEGORIES else "cat-unknown"
+            turns.append(
+                Turn({**normal, "prompt": str(qa.get("question", ""))}, tuple(relevant), {}, (tag,))
+            )
+        if turns:
+            scenarios.append(
+                Scenario(
+                    id=f"locomo-{sample_id}",
+                    why=f"LoCoMo {sample_id}: {len(turns)} questions over {len(items)} items.",
+                    tags=("locomo", sample_id),
+                    turns=tuple(turns),
+                    file=path.name,
+                    line=c + 1,
+                )
+            )
+        counts["conversations"] += 1
+        counts["items"] += len(items)
+    return scenarios, {"file": path.name, **dict(sorted(counts.items()))}
