@@ -169,6 +169,7 @@ def evaluate(
         seed=config.seed,
         manifest={**info, "run_id": run_id},
         run={"executor": executor, "jobs": jobs},
+        breakdown_tags=config.breakdown_tags,
     )
     errors = validate_summary(summary)
     if errors:  # a bug, not bad input: never write a summary that breaks its contract

@@ -140,6 +140,7 @@ def build_report(
     seed: int,
     manifest: Mapping[str, Any],
     run: Mapping[str, Any],
+    breakdown_tags: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The summary: per strategy and budget, every metric's mean and interval,
     hard-invariant totals, expectation counts, prefix stability; paired
@@ -210,6 +211,28 @@ def build_report(
                             **(paired(a, b, resamples, confidence, seed) or {}),
                         }
                     )
+    breakdown = []
+    tags = sorted({t for r in ordered for t in r["tags"] if t.startswith(tuple(breakdown_tags))})
+    for tag in tags if breakdown_tags else []:
+        for spec in specs:
+            for budget in budgets:
+                cells = [c for c in by_cell.get((spec, str(budget)), []) if tag in c["tags"]]
+                if cells:
+                    breakdown.append(
+                        {
+                            "tag": tag,
+                            "spec": spec,
+                            "label": labels[spec],
+                            "budget": budget,
+                            "cells": len(cells),
+                            "evidence_recall": mean_ci(
+                                _values(cells, "evidence_recall"), resamples, confidence, seed
+                            ),
+                            "evidence_hit": mean_ci(
+                                _values(cells, "evidence_hit"), resamples, confidence, seed
+                            ),
+                        }
+                    )
     failures = [{"key": r["key"], "failures": r["failures"]} for r in ordered if r["failures"]]
     latency = {
         labels[s]: {
@@ -230,6 +253,7 @@ def build_report(
             "groups": groups,
             "paired": comparisons,
             "expectation_failures": failures,
+            "breakdown": breakdown,
             "run": {**dict(run), "latency": latency},
         }
     )
@@ -346,6 +370,33 @@ def render_markdown(ctx: ReportContext) -> str:
                 f"| `{p['label']}` | {p['metric']} | {_fmt(p)} | {p['p_value']:.3g} | {p['n']} |"
                 for p in diffs
             ]
+            lines.append("")
+    if summary.get("breakdown"):
+        tags = sorted({b["tag"] for b in summary["breakdown"]})
+        lines += ["## Evidence recall by tag", ""]
+        for budget in summary["budgets"]:
+            rows = [b for b in summary["breakdown"] if str(b["budget"]) == str(budget)]
+            if not rows:
+                continue
+            title = "each scenario's own budget" if budget == "scenario" else f"budget {budget}"
+            lines += [
+                f"### {title}",
+                "",
+                "| strategy | " + " | ".join(tags) + " |",
+                "|---|" + "---|" * len(tags),
+            ]
+            for s in summary["strategies"]:
+                cell = {b["tag"]: b for b in rows if b["spec"] == s["spec"]}
+                lines.append(
+                    f"| `{s['label']}` | "
+                    + " | ".join(
+                        f"{_fmt(cell[t]['evidence_recall'])} (n={cell[t]['cells']})"
+                        if t in cell
+                        else "–"
+                        for t in tags
+                    )
+                    + " |"
+                )
             lines.append("")
     lines += [
         "## Latency (per cell; differs run to run)",

@@ -59,6 +59,7 @@ class EvalConfig:
     seed: int
     source: Path
     token_counter: str | None = None
+    breakdown_tags: tuple[str, ...] = ()
 
     def strategy(self, spec: str) -> StrategyBase:
         name, params = parse_spec(spec)
@@ -115,6 +116,7 @@ def load_config(path: Path) -> EvalConfig:
         seed=data.get("seed", 0),
         source=path,
         token_counter=data.get("token_counter"),
+        breakdown_tags=tuple(data.get("breakdown_tags", [])),
     )
 
 
