@@ -343,6 +343,14 @@ def run_gate(baseline: Path, current: Path, gates: Path) -> GateResult:
     rules = load_gates(gates)
     base = load_summary(baseline, "baseline")
     cur = load_summary(current, "current")
+    if base["manifest"]["name"] != cur["manifest"]["name"]:  # e.g. latest is another config
+        raise InputError(
+            "/manifest/name",
+            "the summaries come from different eval configs",
+            expected=f"a run of {base['manifest']['name']!r} (the baseline's)",
+            found=cur["manifest"]["name"],
+            source=str(current),
+        )
     result = compare(base, cur, rules)
     header = (
         f"baseline: {baseline} ({base['manifest']['run_id']})",

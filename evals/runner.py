@@ -173,6 +173,7 @@ def run_task(
         for spec in specs:
             name, params = parse_spec(spec)
             strategy = build_strategy(name, params)
+            is_default = strategy == build_strategy(name, {})
             ranking = None
             ranked: dict[str, float | None] = {}
             for budget in budgets:
@@ -219,7 +220,10 @@ def run_task(
                 # Expectations are written for the scenario's own budget and token
                 # counts; a sweep (of budgets or counters) measures, it does not judge.
                 judged_here = budget == SCENARIO_BUDGET and not recounted
-                applies = turn.expectations(name) if judged_here else []
+                # A strategy's named expectations were written for its defaults; any
+                # other parameterisation is held to the "*" expectations only.
+                named = turn.expectations(name) if is_default else turn.expectations("*")
+                applies = named if judged_here else []
                 failures = expectation_failures(turn, name, result) if applies else None
                 known = dict(ranked)
                 if str(budget) in oracles:

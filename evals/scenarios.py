@@ -65,8 +65,8 @@ class Turn:
 
     def expectations(self, strategy: str) -> list[Mapping[str, Any]]:
         """The expectations that apply to ``strategy``: ``"*"``'s and its own (both
-        must hold; neither overrides the other)."""
-        return [self.expect[key] for key in (ALL, strategy) if key in self.expect]
+        must hold; neither overrides the other). ``"*"`` itself gives only ``"*"``'s."""
+        return [self.expect[key] for key in dict.fromkeys((ALL, strategy)) if key in self.expect]
 
 
 @dataclass(frozen=True)

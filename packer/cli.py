@@ -186,6 +186,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from evals.tune import tune  # the harness, imported only here
+
+    out, _ = tune(
+        Path(args.config),
+        args.strategy,
+        Path(args.space),
+        out_root=Path(args.out),
+        jobs=args.jobs,
+        executor=args.executor,
+    )
+    print((out / "tune.md").read_text("utf-8"))
+    print(f"written: {out}/tune.json, tune.md")
+    return EXIT_OK
+
+
 def cmd_scenarios(args: argparse.Namespace) -> int:
     # The harness is imported here: the library must not depend on it.
     from evals.scenarios import check_compiled, compile_sources, load_sources, write_compiled
@@ -315,6 +331,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--gates", default="evals/gates.yaml", help="thresholds (default evals/gates.yaml)"
     )
     p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("tune", help="search a strategy's parameters with held-out conversations")
+    p.add_argument("--config", default="evals/locomo.yaml", help="eval config (suites, budgets)")
+    p.add_argument("--strategy", default="hybrid")
+    p.add_argument("--space", default="evals/spaces/hybrid.yaml", help="search space YAML")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
+    p.add_argument("--out", default="reports/tune", help="output root (default reports/tune)")
+    p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("schema", help="print a shipped JSON Schema")
     p.add_argument("name", choices=[*sorted(SCHEMAS), "scenarios"])

@@ -149,3 +149,22 @@ def test_token_counter_override_recounts_and_does_not_judge(tmp_path: Path) -> N
     assert b[key]["metrics"]["expectation_pass"] is None  # recounted: measured, not judged
     same = next(k for k in b if "tokens-chars4-cjk-message-costs-2" in k)
     assert b[same]["metrics"]["expectation_pass"] == 1.0  # compiled with chars4: still judged
+
+
+def test_named_expectations_judge_only_the_default_parameters(tmp_path: Path) -> None:
+    suite = str(ROOT / "scenarios/compiled/hybrid-signals.jsonl")
+    cfg = load_config(
+        write_config(
+            tmp_path,
+            suites=[suite],
+            budgets=["scenario"],
+            strategies=["hybrid", "hybrid(w_recency=0)"],
+        )
+    )
+    records = run_cells(cfg, tmp_path / "o", executor="serial")
+    default = [r for r in records if r["spec"] == cfg.specs[0]]
+    other = [r for r in records if r["spec"] == cfg.specs[1]]
+    assert all(r["metrics"]["expectation_pass"] == 1.0 for r in default)
+    # hybrid-signals' expectations name hybrid (written for its defaults) or "*"
+    judged = [r for r in other if r["metrics"]["expectation_pass"] is not None]
+    assert len(judged) < len(default)
