@@ -38,8 +38,8 @@ def assert_valid_pack(obj: dict[str, Any]) -> None:
 def _validate_every_pack(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     original = packer.pipeline.assemble
 
-    def checked(req: Any) -> Any:
-        result = original(req)
+    def checked(req: Any, ranking: Any = None) -> Any:
+        result = original(req, ranking)
         assert_valid_pack(render(result))
         return result
 

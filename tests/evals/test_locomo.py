@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from evals.evaluate import evaluate
 from evals.importers.locomo import import_locomo
 from evals.scenarios import load_compiled
 from packer import InputError
@@ -142,3 +144,34 @@ def test_the_real_development_split() -> None:
     for sc in scenarios:
         ids = {it["id"] for it in sc.turns[0].request["items"]}
         assert all(set(t.relevant) <= ids for t in sc.turns)
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo is not at {LOCOMO}")
+def test_locomo_config_end_to_end_on_one_conversation(tmp_path: Path) -> None:
+    """evals/locomo.yaml's strategies, budgets and category breakdown, run on the
+    first imported conversation (the full grid is `make eval-locomo`)."""
+    scenarios, _ = import_locomo(LOCOMO)
+    suite = tmp_path / "reports" / "imports" / "locomo_dev.jsonl"
+    suite.parent.mkdir(parents=True)
+    suite.write_text(json.dumps(scenarios[0].to_json()) + "\n")
+    config = yaml.safe_load((ROOT / "evals" / "locomo.yaml").read_text())
+    config["bootstrap"] = {"resamples": 200}
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "locomo.yaml").write_text(json.dumps(config))
+    run = evaluate(
+        tmp_path / "evals" / "locomo.yaml",
+        out_root=tmp_path / "r",
+        jobs=1,
+        executor="serial",
+        resume=False,
+    )
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["cells"] == len(scenarios[0].turns) * 6 * 5
+    assert {b["tag"] for b in summary["breakdown"]} >= {"cat-1", "cat-2", "cat-4"}
+    assert all(sum(g["hard_invariants"].values()) == 0 for g in summary["groups"])
+    recall = {
+        (g["label"], g["budget"]): g["metrics"]["evidence_recall"]["mean"]
+        for g in summary["groups"]
+    }
+    assert recall[("bm25", 1024)] > recall[("chronological", 1024)]
+    assert "Evidence recall by tag" in (run / "summary.md").read_text()
