@@ -20,11 +20,12 @@ from .runner import SCENARIO_BUDGET
 if TYPE_CHECKING:  # report.py registers these renderers: no import cycle at run time
     from .report import ReportContext
 
-__all__ = ["MAX_FAILURES", "MAX_SCENARIOS", "render_html"]
+__all__ = ["MAX_FAILURES", "MAX_SCENARIOS", "MAX_TURNS", "render_html"]
 
 MAX_SCENARIOS: Final = 200  # scenarios shown with their packs
 MAX_FAILURES: Final = 500  # expectation failures listed (summary.json has all)
 MAX_TEXT: Final = 2000  # characters of one item text shown
+MAX_TURNS: Final = 20  # turns of one conversation shown with their packs
 
 _CSS: Final = """
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0;
@@ -246,6 +247,8 @@ def _anchor(budget: Any) -> str:
 def _nav(page: _Page) -> str:
     links = [("run", "Run"), ("plots", "Plots")]
     links += [(_anchor(b), page.budget_title(b)) for b in page.summary["budgets"]]
+    if page.summary.get("breakdown"):
+        links.append(("by-tag", "By tag"))
     links += [("latency", "Latency"), ("failures", "Expectation failures")]
     links += [("scenarios", "Scenarios")]
     return "<nav>" + "".join(f'<a href="#{_e(a)}">{_e(t)}</a>' for a, t in links) + "</nav>"
@@ -333,6 +336,39 @@ def _budget_section(page: _Page, budget: Any) -> str:
                 cls="paired",
             )
         )
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _by_tag(page: _Page) -> str:
+    """Evidence recall per tag (e.g. LoCoMo question category), per budget."""
+    rows: Sequence[Mapping[str, Any]] = page.summary.get("breakdown") or []
+    if not rows:
+        return ""
+    tags = sorted({r["tag"] for r in rows})
+    out = ['<section id="by-tag">', "<h2>Evidence recall by tag</h2>"]
+    for budget in page.summary["budgets"]:
+        here = [r for r in rows if str(r["budget"]) == str(budget)]
+        if not here:
+            continue
+        out.append(f"<h3>{_e(page.budget_title(budget).capitalize())}</h3>")
+        table = []
+        for s in page.summary["strategies"]:
+            mine = {r["tag"]: r for r in here if r["spec"] == s["spec"]}
+            table.append(
+                [
+                    page.strategy(s["label"]),
+                    *(
+                        _cell(
+                            "num", f"{_stat(mine[t]['evidence_recall'])} (n={_e(mine[t]['cells'])})"
+                        )
+                        if t in mine
+                        else "–"
+                        for t in tags
+                    ),
+                ]
+            )
+        out.append(_table(["strategy", *(_e(t) for t in tags)], table))
     out.append("</section>")
     return "\n".join(out)
 
@@ -471,7 +507,7 @@ def _scenarios(page: _Page) -> str:
                 f'<p class="muted">source {_e(sc.file)} line {_e(sc.line)}; tags {tags}</p>'
             )
         n_turns = len(sc.turns) if sc else 1 + max((t for (s, t) in by_turn if s == sid), default=0)
-        for k in range(n_turns):
+        for k in range(min(n_turns, MAX_TURNS)):
             turn = sc.turns[k] if sc else None
             request = turn.request if turn else {}
             items = {str(it["id"]): it for it in request.get("items", [])}
@@ -506,6 +542,11 @@ def _scenarios(page: _Page) -> str:
                     ),
                     cls="packs",
                 )
+            )
+        if n_turns > MAX_TURNS:  # a long conversation (LoCoMo): the page stays readable
+            parts.append(
+                f'<p class="muted">... and {n_turns - MAX_TURNS} more turns '
+                "(metrics.csv has every cell).</p>"
             )
         parts += ["</div>", "</details>"]
         out.append("\n".join(parts))
@@ -551,6 +592,7 @@ def render_html(ctx: ReportContext) -> str:
         _header(page),
         _plots(plots),
         *(_budget_section(page, b) for b in page.summary["budgets"]),
+        _by_tag(page),
         _latency(page),
         _failures(page),
         _scenarios(page),

@@ -175,3 +175,5 @@ def test_locomo_config_end_to_end_on_one_conversation(tmp_path: Path) -> None:
     }
     assert recall[("bm25", 1024)] > recall[("chronological", 1024)]
     assert "Evidence recall by tag" in (run / "summary.md").read_text()
+    html = (run / "report.html").read_text()
+    assert 'id="by-tag"' in html and "more turns" in html  # long conversations are capped
