@@ -18,6 +18,8 @@ from evals.evaluate import evaluate, validate_summary
 from evals.gate import load_gates, load_summary
 from packer.cli import main
 
+from .test_runner import write_config
+
 ROOT = Path(__file__).resolve().parents[2]
 Summary = dict[str, Any]
 
@@ -26,20 +28,13 @@ Summary = dict[str, Any]
 def real_summary(tmp_path_factory: pytest.TempPathFactory) -> Summary:
     """A real summary from a tiny eval: two suites, two strategies, two budgets."""
     tmp = tmp_path_factory.mktemp("eval")
-    (tmp / "evals").mkdir()
-    config = {
-        "schema": "ctxpack.eval.v1",
-        "name": "gate-test",
-        "suites": [
-            str(ROOT / "scenarios/compiled/lossless-claw.jsonl"),
-            str(ROOT / "scenarios/compiled/conversations.jsonl"),
-        ],
-        "strategies": ["chronological", "bm25"],
-        "budgets": ["scenario", 16],
-        "bootstrap": {"resamples": 100},
-    }
-    cfg = tmp / "evals" / "cfg.yaml"
-    cfg.write_text(json.dumps(config))  # JSON is YAML
+    cfg = write_config(
+        tmp,
+        name="gate-test",
+        strategies=["chronological", "bm25"],
+        budgets=["scenario", 16],
+        bootstrap={"resamples": 100},
+    )
     run_dir = evaluate(cfg, out_root=tmp / "reports", jobs=1, executor="serial", resume=False)
     summary: Summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
     assert validate_summary(summary) == []

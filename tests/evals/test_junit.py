@@ -16,6 +16,8 @@ from evals.junit import render_junit
 from evals.report import RENDERERS, ReportContext, order_records
 from evals.runner import load_config, read_results, tasks
 
+from .test_runner import write_config
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -23,20 +25,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ReportContext]:
     """A tiny eval's run directory and the context its reports were rendered from."""
     tmp = tmp_path_factory.mktemp("eval")
-    (tmp / "evals").mkdir()
-    config = {
-        "schema": "ctxpack.eval.v1",
-        "name": "junit-test",
-        "suites": [
-            str(ROOT / "scenarios/compiled/lossless-claw.jsonl"),
-            str(ROOT / "scenarios/compiled/conversations.jsonl"),
-        ],
-        "strategies": ["chronological", "bm25(stopwords=english)"],
-        "budgets": ["scenario", 16],
-        "bootstrap": {"resamples": 100},
-    }
-    cfg = tmp / "evals" / "cfg.yaml"
-    cfg.write_text(json.dumps(config))  # JSON is YAML
+    cfg = write_config(
+        tmp,
+        name="junit-test",
+        strategies=["chronological", "bm25(stopwords=english)"],
+        budgets=["scenario", 16],
+        bootstrap={"resamples": 100},
+    )
     run_dir = evaluate(cfg, out_root=tmp / "reports", jobs=1, executor="serial", resume=False)
     loaded = load_config(cfg)
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
