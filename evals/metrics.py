@@ -8,18 +8,19 @@ Everything here is a pure function of a :class:`~packer.pipeline.PackResult`
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 
 from packer.model import QUARANTINED
 from packer.pipeline import PackResult
-from packer.render import context_pack
+from packer.render import pack_entry
 from packer.select import CategoryCaps
 
 __all__ = [
     "HARD_INVARIANTS",
+    "Citations",
     "cell_metrics",
     "mrr",
     "ndcg_at",
@@ -100,8 +101,32 @@ def oracle_recall(result: PackResult, relevant: Sequence[str]) -> float | None:
     return found / len(gold)
 
 
-def _recall(packed: set[str], relevant: Sequence[str]) -> float | None:
-    return len(packed & set(relevant)) / len(relevant) if relevant else None
+class Citations:
+    """Whether ctxpack's own pack entry for each item cites it, rendered once per
+    item. An entry depends only on the item and the fresh tail
+    (:func:`packer.render.pack_entry`), so every pack over one reservation (a
+    turn's packs under every spec and budget) can share one of these."""
+
+    def __init__(self) -> None:
+        self._flags: np.ndarray | None = None  # per item: -1 not rendered yet, 0, 1
+
+    def of(self, result: PackResult) -> list[bool]:
+        """The verdict for each packed item, in pack order."""
+        if self._flags is None:
+            self._flags = np.full(len(result.items), -1, dtype=np.int8)
+        flags, included = self._flags, result.included
+        for i in np.flatnonzero(included & (flags < 0)).tolist():
+            flags[i] = _cites(pack_entry(result, i))
+        verdicts: list[bool] = (flags[included] == 1).tolist()
+        return verdicts
+
+
+def _cites(entry: Mapping[str, Any]) -> bool:
+    return bool(entry["citations"].get("recordRef") == entry["recordRef"] != "")
+
+
+def _share(hits: int, total: int) -> float | None:
+    return hits / total if total else None
 
 
 def cell_metrics(
@@ -111,18 +136,25 @@ def cell_metrics(
     expectations: Sequence[Mapping[str, Any]] = (),
     pack_items: Sequence[Mapping[str, Any]] | None = None,
     known: Mapping[str, float | None] | None = None,
+    citations: Citations | None = None,
 ) -> dict[str, Any]:
     """Every per-cell metric of one packed turn (docs/metrics.md). ``pack_items``
     are the packed items as an external packer wrote them (their citations are
-    checked); by default, ctxpack's own rendering. ``known`` holds values
-    already computed for an equivalent cell (``ndcg@10`` and ``mrr`` depend only
-    on the ranking, ``oracle_recall`` only on the budget), which are reused."""
+    checked); by default, ctxpack's own pack entries (through ``citations``,
+    which caches them over packs of one reservation). ``known`` holds
+    values already computed for an equivalent cell (``ndcg@10`` and ``mrr``
+    depend only on the ranking, ``oracle_recall`` only on the budget), which
+    are reused."""
     items = result.items
     included = result.included
-    packed = set(result.selected_ids)
+    position = items.position
     gold = list(dict.fromkeys(relevant))
     known = known or {}
-    recall = _recall(packed, gold)
+
+    def packed_count(ids: Iterable[str]) -> int:
+        return sum(1 for ref in ids if ref in position and included[position[ref]])
+
+    recall = _share(packed_count(gold), len(gold))
     oracle = known["oracle_recall"] if "oracle_recall" in known else oracle_recall(result, gold)
     if "ndcg@10" in known and "mrr" in known:
         ndcg, rr = known["ndcg@10"], known["mrr"]
@@ -131,14 +163,20 @@ def cell_metrics(
         ndcg, rr = ndcg_at(ranking, gold, 10), mrr(ranking, gold)
     must_include = [i for exp in expectations for i in exp.get("must_include", [])]
     must_exclude = [i for exp in expectations for i in exp.get("must_exclude", [])]
-    quarantined = (items.trust == QUARANTINED) & included
-    cited = [
-        it["citations"].get("recordRef") == it["recordRef"] != ""
-        for it in (context_pack(result)["items"] if pack_items is None else pack_items)
-    ]
-    n_tail = int(result.in_tail.sum())
-    n_anchor = int(result.anchored.sum())
+    if pack_items is not None:
+        flags = [_cites(it) for it in pack_items]
+    else:
+        flags = (citations or Citations()).of(result)
+    in_tail, anchored = result.in_tail, result.anchored
+    n_tail, n_anchor = int(in_tail.sum()), int(anchored.sum())
+    tail_kept = int(included[in_tail].sum())
+    anchors_kept = int(included[anchored].sum())
+    used = int(items.tokens[included].sum())
+    evictable_used = used - result.tail_tokens - result.anchor_tokens
     budget = result.request.budget_tokens
+    quarantined = 0
+    if result.request.trust_policy != "off":
+        quarantined = int(((items.trust == QUARANTINED) & included).sum())
     return {
         "evidence_recall": recall,
         "evidence_hit": None if recall is None else float(recall == 1.0),
@@ -146,26 +184,22 @@ def cell_metrics(
         "mrr": rr,
         "oracle_recall": oracle,
         "regret": None if recall is None or oracle is None else oracle - recall,
-        "must_include_recall": (
-            sum(i in packed for i in must_include) / len(must_include) if must_include else None
-        ),
-        "must_exclude_violations": sum(i in packed for i in must_exclude),
+        "must_include_recall": _share(packed_count(must_include), len(must_include)),
+        "must_exclude_violations": packed_count(must_exclude),
         "expectation_pass": (
             None if expectation_failures is None else float(not expectation_failures)
         ),
-        "tokens_used": result.used_tokens,
-        "budget_utilisation": result.used_tokens / budget,
-        "budget_violations": int(result.evictable_tokens_used > result.remaining_tokens),
-        "tail_retention": (float(included[result.in_tail].mean()) if n_tail else None),
-        "tail_lost": int((~included[result.in_tail]).sum()),
-        "anchor_retention": (float(included[result.anchored].mean()) if n_anchor else None),
-        "anchors_lost": int((~included[result.anchored]).sum()),
-        "citation_coverage": sum(cited) / len(cited) if cited else None,
-        "citations_missing": len(cited) - sum(cited),
-        "quarantined_included": (
-            int(quarantined.sum()) if result.request.trust_policy != "off" else 0
-        ),
-        "selected_count": len(packed),
+        "tokens_used": used,
+        "budget_utilisation": used / budget,
+        "budget_violations": int(evictable_used > result.remaining_tokens),
+        "tail_retention": _share(tail_kept, n_tail),
+        "tail_lost": n_tail - tail_kept,
+        "anchor_retention": _share(anchors_kept, n_anchor),
+        "anchors_lost": n_anchor - anchors_kept,
+        "citation_coverage": _share(sum(flags), len(flags)),
+        "citations_missing": len(flags) - sum(flags),
+        "quarantined_included": quarantined,
+        "selected_count": int(included.sum()),
         "over_budget": int(result.over_budget),
     }
 

@@ -29,14 +29,14 @@ from jsonschema.exceptions import best_match
 
 from packer.errors import InputError
 from packer.jsonio import dumps, loads
-from packer.pipeline import PackResult, assemble, cyclic_gc_paused
+from packer.pipeline import PackResult, cyclic_gc_paused, decide, rank, reserve
 from packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
 from packer.render import TRACE_SCHEMA_ID
 from packer.request import parse_request, request_to_json
 from packer.strategies import StrategyBase, build_strategy, parse_spec
 
 from .external import external_packer
-from .metrics import cell_metrics, prefix_stability
+from .metrics import Citations, cell_metrics, prefix_stability
 from .scenarios import Scenario, expectation_failures, load_compiled
 from .schemafiles import validator
 from .yamlsafe import load_yaml
@@ -166,16 +166,23 @@ def run_task(
         request = {**request, "token_counter": token_counter, "items": items}
     base = parse_request(request)  # parsed once: items and their term stats shared
     records = []
-    # Budget-independent work is done once per spec (the ranking and the metrics
-    # read from it), strategy-independent work once per budget (the oracle).
+    # Work is done at the level it depends on: the reservation (tail, anchors,
+    # candidates) and pack entries once per turn; the ranking and the metrics
+    # read from it once per spec; the oracle once per budget; the fill per cell.
+    start = time.perf_counter()
+    reserved = reserve(base)
+    reserve_seconds = time.perf_counter() - start
+    citations = Citations()  # ctxpack's own pack entries, rendered once per item
     oracles: dict[str, float | None] = {}
     with cyclic_gc_paused():
         for spec in specs:
             name, params = parse_spec(spec)
             strategy = build_strategy(name, params)
             is_default = strategy == build_strategy(name, {})
-            ranking = None
-            ranked: dict[str, float | None] = {}
+            start = time.perf_counter()
+            ranked = rank(dataclasses.replace(base, strategy=strategy), reserved)
+            rank_seconds = time.perf_counter() - start
+            ranked_metrics: dict[str, float | None] = {}
             for budget in budgets:
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
                 req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
@@ -191,16 +198,20 @@ def run_task(
                     "budget_tokens": tokens,
                     "status": "ok",
                 }
+                # A cell's latency is what packing its request costs: the turn's
+                # reservation and the spec's ranking (each measured once, shared by
+                # the cells that use them) plus this cell's own fill.
                 start = time.perf_counter()
-                result = assemble(req, ranking)
-                ranking = result.ranking
+                result = decide(req, reserved, ranked)
+                latency = reserve_seconds + rank_seconds + time.perf_counter() - start
                 pack_items = None
                 if packer is not None:
+                    start = time.perf_counter()
                     failure, answer = external_packer(list(packer), timeout).call(
                         request_to_json(req)
                     )
+                    latency = time.perf_counter() - start
                     if failure is not None:
-                        latency = time.perf_counter() - start
                         records.append(
                             {
                                 **record,
@@ -216,7 +227,6 @@ def run_task(
                         continue
                     result = judged(result, answer)
                     pack_items = answer["items"]
-                latency = time.perf_counter() - start
                 # Expectations are written for the scenario's own budget and token
                 # counts; a sweep (of budgets or counters) measures, it does not judge.
                 judged_here = budget == SCENARIO_BUDGET and not recounted
@@ -225,15 +235,21 @@ def run_task(
                 named = turn.expectations(name) if is_default else turn.expectations("*")
                 applies = named if judged_here else []
                 failures = expectation_failures(turn, name, result) if applies else None
-                known = dict(ranked)
+                known = dict(ranked_metrics)
                 if str(budget) in oracles:
                     known["oracle_recall"] = oracles[str(budget)]
                 metrics = cell_metrics(
-                    result, turn.relevant, failures, applies, pack_items=pack_items, known=known
+                    result,
+                    turn.relevant,
+                    failures,
+                    applies,
+                    pack_items=pack_items,
+                    known=known,
+                    citations=citations,
                 )
                 oracles.setdefault(str(budget), metrics["oracle_recall"])
                 if packer is None:  # an external pack's order may change with the budget
-                    ranked = {"ndcg@10": metrics["ndcg@10"], "mrr": metrics["mrr"]}
+                    ranked_metrics = {"ndcg@10": metrics["ndcg@10"], "mrr": metrics["mrr"]}
                 records.append(
                     {
                         **record,
@@ -254,7 +270,7 @@ def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
     outcome, rank and mode are read from it exactly; otherwise packed items
     rank first in pack order and the rest newest first."""
     items = reference.items
-    position = {ref: i for i, ref in enumerate(items.ids)}
+    position = items.position
     packed = [position[it["recordRef"]] for it in pack["items"]]
     trace = pack.get("trace")
     outcome = np.full(len(items), O_BUDGET, dtype=np.int8)

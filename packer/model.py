@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Final
 
 import numpy as np
 
-from .termstats import SubsetStats, TermStats
+from .termstats import MemoStats, SubsetStats, TermStats
 from .text import Tokenizer
 
 __all__ = [
@@ -67,6 +68,11 @@ class Items:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each id's position (ids are unique)."""
+        return {ref: i for i, ref in enumerate(self.ids)}
+
     def take(self, index: np.ndarray, *, subset: bool = True) -> Items:
         """The items at ``index`` (positions, ascending for a subset). A subset
         derives its term statistics from this table's; ``subset=False`` (a
@@ -100,7 +106,7 @@ class Items:
                 parent, index = self._origin
                 cached = SubsetStats(parent.term_stats(tokenizer), index)
             else:
-                cached = tokenizer.stats(self.texts)
+                cached = MemoStats(tokenizer.stats(self.texts))
             self._stats[tokenizer] = cached
         return cached
 

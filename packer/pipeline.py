@@ -17,15 +17,29 @@ from typing import Any, Literal
 import numpy as np
 
 from .model import QUARANTINED, Items
-from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL
+from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL, OUTCOMES
 from .request import Request, parse_request
 from .reserve import fresh_tail_start
 from .select import CategoryCaps, fill, fits_whole
 from .strategies import Ranking, ScoringView
 
-__all__ = ["Mode", "PackResult", "assemble", "cyclic_gc_paused", "pack"]
+__all__ = [
+    "Mode",
+    "PackResult",
+    "Ranked",
+    "Reserved",
+    "assemble",
+    "cyclic_gc_paused",
+    "decide",
+    "pack",
+    "rank",
+    "reserve",
+]
 
 Mode = Literal["full-fit", "chronological", "ranked"]
+
+_KEPT = np.zeros(len(OUTCOMES), dtype=bool)  # per outcome code: is the item packed?
+_KEPT[[O_TAIL, O_ANCHORED, O_INCLUDED]] = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,7 +68,7 @@ class PackResult:
     @cached_property
     def included(self) -> np.ndarray:
         """Which items are packed (computed once: metrics read it many times)."""
-        kept: np.ndarray = np.isin(self.outcome, (O_TAIL, O_ANCHORED, O_INCLUDED))
+        kept: np.ndarray = _KEPT[self.outcome]
         return kept
 
     @property
@@ -120,13 +134,47 @@ def pack(request: Request | Mapping[str, Any]) -> PackResult:
         return assemble(req)
 
 
-def assemble(req: Request, ranking: Ranking | None = None) -> PackResult:
-    """Every decision for a validated request: trust exclusion, then the fresh
-    tail and anchors, then the strategy's ranking, then the fill of what is left.
+@dataclass(frozen=True, eq=False)
+class Reserved:
+    """What a request's budget and strategy do not change: trust exclusion, the
+    fresh tail and anchors, the evictable candidates and the slots left for them.
+    A budget sweep or a strategy comparison over one request reserves once."""
 
-    ``ranking`` reuses a ranking this strategy made for the same items, prompt,
-    current turn and trust policy: it does not depend on the budget or the slots,
-    so a budget sweep scores once (its length is checked)."""
+    items: Items
+    key: tuple[Any, ...]  # the request fields it depends on (besides the items)
+    outcome: np.ndarray  # O_QUARANTINED / O_ANCHORED / O_TAIL, else O_INCLUDED
+    in_tail: np.ndarray
+    anchored: np.ndarray
+    tail_start: int | None
+    tail_tokens: int
+    anchor_tokens: int
+    evictable_slots: int | None
+    evictable: np.ndarray
+    candidates: Items
+    protected_categories: list[str | None]
+
+    def caps(self, req: Request) -> CategoryCaps:
+        """Fresh per-category room (a fill consumes it)."""
+        return CategoryCaps(req.category_caps, self.protected_categories)
+
+
+@dataclass(frozen=True, eq=False)
+class Ranked:
+    """A strategy's ranking of reserved candidates and the walk order it implies:
+    score descending, newer ordinal first on ties; chronological: newest first."""
+
+    ranking: Ranking
+    order: np.ndarray  # positions into ``Reserved.evictable``, in walk order
+    rank: np.ndarray  # per item: 1-based position in the walk; 0 = not ranked
+
+
+def _reserve_key(req: Request) -> tuple[Any, ...]:
+    return (req.trust_policy, req.fresh_tail, req.max_items, tuple(req.category_caps.items()))
+
+
+def reserve(req: Request) -> Reserved:
+    """Trust exclusion, then the fresh tail and anchors (always kept), then the
+    evictable candidates: everything that does not depend on budget or strategy."""
     items = req.items
     n = len(items)
     outcome = np.full(n, O_INCLUDED, dtype=np.int8)
@@ -146,57 +194,94 @@ def assemble(req: Request, ranking: Ranking | None = None) -> PackResult:
     outcome[anchored] = O_ANCHORED
     outcome[in_tail] = O_TAIL
 
-    tail_tokens = int(items.tokens[in_tail].sum())
-    anchor_tokens = int(items.tokens[anchored & ~in_tail].sum())
-    remaining = max(0, req.budget_tokens - tail_tokens - anchor_tokens)
     slots = None if req.max_items is None else max(0, req.max_items - int(protected.sum()))
-
     evictable = np.flatnonzero(eligible & ~protected)
+    for shared in (outcome, in_tail, anchored, evictable):
+        shared.flags.writeable = False  # every result of this reservation reads them
     candidates = items.take(evictable)
-    caps = CategoryCaps(
-        req.category_caps, [items.categories[i] for i in np.flatnonzero(protected).tolist()]
+    return Reserved(
+        items=items,
+        key=_reserve_key(req),
+        outcome=outcome,
+        in_tail=in_tail,
+        anchored=anchored,
+        tail_start=tail_start,
+        tail_tokens=int(items.tokens[in_tail].sum()),
+        anchor_tokens=int(items.tokens[anchored & ~in_tail].sum()),
+        evictable_slots=slots,
+        evictable=evictable,
+        candidates=candidates,
+        protected_categories=[items.categories[i] for i in np.flatnonzero(protected).tolist()],
     )
+
+
+def rank(req: Request, reserved: Reserved, ranking: Ranking | None = None) -> Ranked:
+    """The strategy's ranking of the reserved candidates (or ``ranking``, one this
+    strategy made for the same candidates, prompt and current turn: it does not
+    depend on the budget or the slots, so a budget sweep scores once)."""
+    candidates = reserved.candidates
+    if ranking is None:
+        ranking = req.strategy.rank(ScoringView(candidates, req.prompt, req.current_turn))
+    elif ranking.scores is not None and len(ranking.scores) != len(candidates):
+        raise ValueError("a reused ranking must cover the same evictable candidates")
+    if ranking.scores is None:
+        order = np.arange(len(candidates))[::-1]
+    else:
+        order = np.lexsort((-candidates.ordinals, -ranking.scores))
+    positions = np.zeros(len(reserved.items), dtype=np.int64)
+    positions[reserved.evictable[order]] = np.arange(1, len(order) + 1)
+    positions.flags.writeable = False
+    return Ranked(ranking=ranking, order=order, rank=positions)
+
+
+def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
+    """Fill the budget left after the reserved items, in the ranked order."""
+    if reserved.items is not req.items or reserved.key != _reserve_key(req):
+        raise ValueError("a reservation must come from a request with the same items and policy")
+    outcome = reserved.outcome
+    remaining = max(0, req.budget_tokens - reserved.tail_tokens - reserved.anchor_tokens)
+    slots = reserved.evictable_slots
+    candidates = reserved.candidates
+    caps = reserved.caps(req)
 
     # Rank even when everything fits, so the trace and ranking metrics see scores;
     # the selection below ignores the ranking in full-fit mode (lossless-claw).
-    if ranking is None:
-        ranking = req.strategy.rank(ScoringView(candidates, req.prompt, req.current_turn))
-    elif ranking.scores is not None and len(ranking.scores) != len(evictable):
-        raise ValueError("a reused ranking must cover the same evictable candidates")
-    if ranking.scores is None:
-        order = np.arange(len(evictable))[::-1]
-    else:
-        order = np.lexsort((-candidates.ordinals, -ranking.scores))
-    rank = np.zeros(n, dtype=np.int64)
-    rank[evictable[order]] = np.arange(1, len(order) + 1)
-
     mode: Mode
     if fits_whole(candidates.tokens, candidates.categories, remaining, slots, caps):
         mode = "full-fit"
     else:
-        mode = "chronological" if ranking.scores is None else "ranked"
-        outcome[evictable] = fill(
-            order,
+        scores = ranked.ranking.scores
+        mode = "chronological" if scores is None else "ranked"
+        outcome = outcome.copy()
+        outcome[reserved.evictable] = fill(
+            ranked.order,
             candidates.tokens,
             candidates.categories,
             remaining,
             slots,
             caps,
-            stop_at_misfit=ranking.scores is None,
+            stop_at_misfit=scores is None,
         )
 
     return PackResult(
         request=req,
         mode=mode,
-        ranking=ranking,
-        evictable=evictable,
+        ranking=ranked.ranking,
+        evictable=reserved.evictable,
         outcome=outcome,
-        in_tail=in_tail,
-        anchored=anchored,
-        rank=rank,
-        tail_start=tail_start,
-        tail_tokens=tail_tokens,
-        anchor_tokens=anchor_tokens,
+        in_tail=reserved.in_tail,
+        anchored=reserved.anchored,
+        rank=ranked.rank,
+        tail_start=reserved.tail_start,
+        tail_tokens=reserved.tail_tokens,
+        anchor_tokens=reserved.anchor_tokens,
         remaining_tokens=remaining,
         evictable_slots=slots,
     )
+
+
+def assemble(req: Request, ranking: Ranking | None = None) -> PackResult:
+    """Every decision for a validated request: :func:`reserve`, then :func:`rank`
+    (reusing ``ranking`` if given), then :func:`decide`."""
+    reserved = reserve(req)
+    return decide(req, reserved, rank(req, reserved, ranking))

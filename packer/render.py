@@ -34,6 +34,7 @@ __all__ = [
     "PACK_SCHEMA_ID",
     "TRACE_SCHEMA_ID",
     "context_pack",
+    "pack_entry",
     "reasons_by_id",
     "render",
     "trace",
@@ -62,26 +63,31 @@ def _bundle_line(ref: str, text: str) -> str:
     return f"- [{ref}] " + " ".join(text.splitlines()) if text else f"- [{ref}] "
 
 
+def pack_entry(result: PackResult, i: int) -> dict[str, Any]:
+    """Item ``i`` as a packed item of the context pack. It depends only on the item
+    and whether it is in the fresh tail, never on what else was packed."""
+    items = result.items
+    ref = items.ids[i]
+    layer, kind = _layer_and_type(result, i)
+    return {
+        "recordRef": ref,
+        "layer": layer,
+        "type": kind,
+        "importance": IMPORTANCE[items.importance[i]],
+        "trust": TRUST[items.trust[i]],
+        "text": items.texts[i],
+        "citations": {"recordRef": ref, "url": items.urls[i]},
+    }
+
+
 def context_pack(result: PackResult) -> dict[str, Any]:
     req = result.request
     items = req.items
     packed = []
     lines = []
     for i in np.flatnonzero(result.included).tolist():
-        ref = items.ids[i]
-        layer, kind = _layer_and_type(result, i)
-        packed.append(
-            {
-                "recordRef": ref,
-                "layer": layer,
-                "type": kind,
-                "importance": IMPORTANCE[items.importance[i]],
-                "trust": TRUST[items.trust[i]],
-                "text": items.texts[i],
-                "citations": {"recordRef": ref, "url": items.urls[i]},
-            }
-        )
-        lines.append(_bundle_line(ref, items.texts[i]))
+        packed.append(pack_entry(result, i))
+        lines.append(_bundle_line(items.ids[i], items.texts[i]))
     return {
         "schema": PACK_SCHEMA_ID,
         "meta": {

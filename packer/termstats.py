@@ -22,7 +22,14 @@ from typing import Protocol
 
 import numpy as np
 
-__all__ = ["ListStats", "ScanStats", "SubsetStats", "TermStats", "scan_or_list"]
+__all__ = [
+    "ListStats",
+    "MemoStats",
+    "ScanStats",
+    "SubsetStats",
+    "TermStats",
+    "scan_or_list",
+]
 
 Frequencies = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -194,3 +201,39 @@ class SubsetStats:
         mine = self._inverse[doc]
         keep = mine >= 0
         return mine[keep], term[keep], tf[keep]
+
+
+@dataclass(frozen=True, eq=False)
+class MemoStats:
+    """Statistics that count each query term once: every term's (document,
+    count) pairs are kept, so strategies sharing a tokenizer, and later prompts
+    over the same documents, only count terms not seen before."""
+
+    inner: TermStats
+    _terms: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.inner.lengths
+
+    def frequencies(self, query: Sequence[str]) -> Frequencies:
+        known = self._terms
+        missing = [t for t in dict.fromkeys(query) if t not in known]
+        if missing:
+            doc, term, tf = self.inner.frequencies(missing)
+            by_term = np.argsort(term, kind="stable")  # each term's documents stay sorted
+            cut = np.searchsorted(term[by_term], np.arange(len(missing) + 1))
+            for j, t in enumerate(missing):
+                pick = by_term[cut[j] : cut[j + 1]]
+                pair = (doc[pick], tf[pick])
+                for a in pair:
+                    a.flags.writeable = False
+                known[t] = pair
+        hits = [(j, known[t]) for j, t in enumerate(query) if len(known[t][0])]
+        if not hits:
+            return _EMPTY
+        return _sorted(
+            np.concatenate([d for _, (d, _) in hits]),
+            np.concatenate([np.full(len(d), j, dtype=np.int64) for j, (d, _) in hits]),
+            np.concatenate([f for _, (_, f) in hits]),
+        )

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer.termstats import ListStats, SubsetStats
+from packer.termstats import ListStats, MemoStats, SubsetStats
 from packer.text import LCM_TOKENIZER, Analyzer, Tokenizer
 
 PIECES = [
@@ -105,3 +105,16 @@ def test_subset_stats_equal_stats_of_the_subset(
         direct = reference(tokenizer, [texts[i] for i in keep])
         assert sub.lengths.tolist() == direct.lengths.tolist()
         assert_same(sub.frequencies(query), direct.frequencies(query))
+
+
+@given(texts=texts_st, queries=st.lists(queries_st, min_size=1, max_size=4))
+def test_memo_stats_count_each_term_once_and_answer_alike(
+    texts: list[str], queries: list[list[str]]
+) -> None:
+    for tokenizer in TOKENIZERS:
+        memo = MemoStats(tokenizer.stats(texts))
+        slow = reference(tokenizer, texts)
+        for query in queries:  # later queries reuse earlier terms' counts
+            got = memo.frequencies(query)
+            assert_same(got, slow.frequencies(query))
+        assert set(memo._terms) == {t for q in queries for t in q}
