@@ -66,13 +66,21 @@ from typing import Any, Final
 from packer.cli import write_atomic
 from packer.errors import InputError
 from packer.jsonio import dumps
-from packer.pipeline import assemble, cyclic_gc_paused
-from packer.request import parse_request
+from packer.pipeline import cyclic_gc_paused, decide, rank, reserve
 from packer.strategies import build_strategy, parse_spec
 from packer.strategies.bm25 import Bm25Params
 
 from . import bench
-from .runner import SCENARIO_BUDGET, EvalConfig, Task, load_config, run_cells, run_task, tasks
+from .runner import (
+    SCENARIO_BUDGET,
+    EvalConfig,
+    Task,
+    load_config,
+    parsed_turns,
+    run_cells,
+    run_task,
+    tasks,
+)
 
 __all__ = ["main", "run"]
 
@@ -197,33 +205,34 @@ def _run_tasks(work: Sequence[Task], specs: Sequence[str], budgets: Sequence[int
 
 
 def _parse_only(work: Sequence[Task], first: str, stats: bool) -> None:
-    """What ``run_task`` does before packing: parse the turn; with ``stats``, also
-    build the term statistics the first strategy's tokenizer needs."""
+    """What ``run_task`` does before packing: parse the turns (a conversation's
+    items once per task); with ``stats``, also count the terms the first
+    strategy's tokenizer needs (once per item table)."""
     name, params = parse_spec(first)
     strategy = build_strategy(name, params)
     analyzer = strategy.analyzer() if stats and isinstance(strategy, Bm25Params) else None
     with cyclic_gc_paused():
         for task in work:
-            base = parse_request(task.scenario.turns[task.turn].request)
-            if analyzer is not None:
-                base.items.term_stats(analyzer)
+            for _, base, _ in parsed_turns(task.scenario, task.turns):
+                if analyzer is not None:
+                    base.items.term_stats(analyzer)
 
 
 def _pack_only(work: Sequence[Task], specs: Sequence[str], budgets: Sequence[int | str]) -> None:
-    """``run_task`` without the per-cell metrics and records: parse, then
-    ``assemble`` under every spec and budget, reusing each spec's ranking across
-    budgets as ``run_task`` does."""
+    """``run_task`` without the per-cell metrics and records: parse, reserve
+    once per turn, rank once per spec, and decide every budget, as ``run_task``
+    does."""
+    strategies = [build_strategy(*parse_spec(spec)) for spec in specs]
     with cyclic_gc_paused():
         for task in work:
-            base = parse_request(task.scenario.turns[task.turn].request)
-            for spec in specs:
-                name, params = parse_spec(spec)
-                strategy = build_strategy(name, params)
-                ranking = None
-                for budget in budgets:
-                    tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
-                    req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
-                    ranking = assemble(req, ranking).ranking
+            for _, base, _ in parsed_turns(task.scenario, task.turns):
+                reserved = reserve(base)
+                for strategy in strategies:
+                    ranked = rank(dataclasses.replace(base, strategy=strategy), reserved)
+                    for budget in budgets:
+                        tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
+                        req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
+                        decide(req, reserved, ranked)
 
 
 def measure_extra(
@@ -231,7 +240,8 @@ def measure_extra(
 ) -> dict[str, Any]:
     work = tasks(config)
     budgets = config.budgets
-    cells = len(work) * len(budgets)  # cells per strategy
+    turns = sum(len(t.turns) for t in work)
+    cells = turns * len(budgets)  # cells per strategy
     variants: dict[str, Callable[[], None]] = {
         "parse": partial(_parse_only, work, first, stats=False),
         "parse+stats": partial(_parse_only, work, first, stats=True),
@@ -273,6 +283,7 @@ def measure_extra(
     return {
         "first": first,
         "tasks": len(work),
+        "turns": turns,
         "budgets": list(budgets),
         "cells_per_strategy": cells,
         "first_seconds": t_first,

@@ -85,7 +85,9 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
     counters = (
         [config.token_counter]
         if config.token_counter
-        else sorted({t.scenario.turns[t.turn].request["token_counter"] for t in tasks(config)})
+        else sorted(
+            {turn.request["token_counter"] for t in tasks(config) for turn in t.scenario.turns}
+        )
     )
     return {
         "name": config.name,

@@ -81,12 +81,14 @@ def oracle_recall(result: PackResult, relevant: Sequence[str]) -> float | None:
     if not gold:
         return None
     items = result.items
-    kept = {items.ids[i] for i in np.flatnonzero(result.in_tail | result.anchored).tolist()}
-    found = len(gold & kept)
+    position = items.position
+    at = np.array(sorted({position[ref] for ref in gold if ref in position}), dtype=np.int64)
+    found = int((result.in_tail | result.anchored)[at].sum())
+    open_gold = np.zeros(len(items), dtype=bool)
+    open_gold[at] = True
     candidates = sorted(
         (int(items.tokens[i]), int(items.ordinals[i]), i)
-        for i in result.evictable.tolist()
-        if items.ids[i] in gold
+        for i in result.evictable[open_gold[result.evictable]].tolist()
     )
     protected = np.flatnonzero(result.in_tail | result.anchored).tolist()
     caps = CategoryCaps(result.request.category_caps, [items.categories[i] for i in protected])

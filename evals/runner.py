@@ -29,10 +29,11 @@ from jsonschema.exceptions import best_match
 
 from packer.errors import InputError
 from packer.jsonio import dumps, loads
+from packer.model import Items
 from packer.pipeline import PackResult, cyclic_gc_paused, decide, rank, reserve
 from packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
 from packer.render import TRACE_SCHEMA_ID
-from packer.request import parse_request, request_to_json
+from packer.request import Request, parse_items, parse_request, request_to_json
 from packer.strategies import StrategyBase, build_strategy, parse_spec
 
 from .external import external_packer
@@ -41,7 +42,16 @@ from .scenarios import Scenario, expectation_failures, load_compiled
 from .schemafiles import validator
 from .yamlsafe import load_yaml
 
-__all__ = ["EvalConfig", "Task", "load_config", "read_results", "run_cells", "run_task", "tasks"]
+__all__ = [
+    "EvalConfig",
+    "Task",
+    "load_config",
+    "parsed_turns",
+    "read_results",
+    "run_cells",
+    "run_task",
+    "tasks",
+]
 
 SCENARIO_BUDGET: Final = "scenario"
 RESULTS: Final = "results.jsonl"
@@ -122,28 +132,72 @@ def load_config(path: Path) -> EvalConfig:
 
 @dataclass(frozen=True)
 class Task:
-    """One (scenario, turn): every spec x budget cell of it runs together."""
+    """Consecutive turns of one scenario: every spec x budget cell of them runs
+    together, and a conversation's items are parsed once for all of them."""
 
     suite: str
     scenario: Scenario
-    turn: int
+    turns: tuple[int, ...]
 
-    @property
-    def prefix(self) -> str:
-        return f"{self.suite}/{self.scenario.id}#{self.turn}"
+
+# Turns per task: a conversation's items are parsed and counted once per task,
+# and tasks stay small enough to share out between workers and to resume.
+TURNS_PER_TASK: Final = 32
 
 
 def cell_key(suite: str, scenario: str, turn: int, spec: str, budget: int | str) -> str:
     return f"{suite}/{scenario}#{turn}|{spec}|{budget}"
 
 
-def tasks(config: EvalConfig) -> list[Task]:
+def tasks(config: EvalConfig, per_task: int = TURNS_PER_TASK) -> list[Task]:
     out: list[Task] = []
     for path in config.suites:
         suite = path.stem
         for scenario in load_compiled(path):
-            out.extend(Task(suite, scenario, k) for k in range(len(scenario.turns)))
+            n = len(scenario.turns)
+            out.extend(
+                Task(suite, scenario, tuple(range(start, min(n, start + per_task))))
+                for start in range(0, n, per_task)
+            )
     return out
+
+
+def _without_tokens(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in it.items() if k != "tokens"} for it in items]
+
+
+def parsed_turns(
+    scenario: Scenario, turns: Sequence[int], token_counter: str | None = None
+) -> Iterator[tuple[int, Request, bool]]:
+    """Each turn's parsed request, and whether its items were recounted with
+    ``token_counter``. A conversation in the compact form (every turn sees a
+    prefix of one item list) has that list parsed and counted once, and each
+    turn takes its prefix of the table, sharing its term statistics; parsing
+    each turn alone gives equal requests (tested)."""
+    tables: dict[str, Items] = {}
+    for k in turns:
+        request = scenario.turns[k].request
+        recounted = token_counter is not None and token_counter != request["token_counter"]
+        if recounted:
+            request = {
+                **request,
+                "token_counter": token_counter,
+                "items": _without_tokens(request["items"]),
+            }
+        counter = request["token_counter"]
+        shared = scenario.shared_items
+        if shared is None:
+            yield k, parse_request(request), recounted
+            continue
+        if counter not in tables:
+            tables[counter] = parse_items(_without_tokens(shared) if recounted else shared, counter)
+        table = tables[counter]
+        upto = len(request["items"])
+        if table.ids[:upto] != [it["id"] for it in shared[:upto]]:  # not in ordinal order
+            yield k, parse_request(request), recounted
+            continue
+        items = table if upto == len(table) else table.take(np.arange(upto))
+        yield k, parse_request(request, items=items), recounted
 
 
 def run_task(
@@ -154,17 +208,27 @@ def run_task(
     timeout: float = 10.0,
     token_counter: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every cell of one (scenario, turn), as records (pure: same inputs, same
+    """Every cell of a task's turns, as records (pure: same inputs, same
     records, apart from ``latency_ms``). With ``packer`` (an external command),
     the packs come from that program and are judged by the same metrics. With
     ``token_counter``, every item is recounted with that counter."""
-    turn = task.scenario.turns[task.turn]
-    request = turn.request
-    recounted = token_counter is not None and token_counter != request["token_counter"]
-    if recounted:
-        items = [{k: v for k, v in it.items() if k != "tokens"} for it in request["items"]]
-        request = {**request, "token_counter": token_counter, "items": items}
-    base = parse_request(request)  # parsed once: items and their term stats shared
+    records = []
+    for k, base, recounted in parsed_turns(task.scenario, task.turns, token_counter):
+        records.extend(_run_turn(task, k, base, recounted, specs, budgets, packer, timeout))
+    return records
+
+
+def _run_turn(
+    task: Task,
+    k: int,
+    base: Request,
+    recounted: bool,
+    specs: Sequence[str],
+    budgets: Sequence[int | str],
+    packer: Sequence[str] | None,
+    timeout: float,
+) -> list[dict[str, Any]]:
+    turn = task.scenario.turns[k]
     records = []
     # Work is done at the level it depends on: the reservation (tail, anchors,
     # candidates) and pack entries once per turn; the ranking and the metrics
@@ -187,10 +251,10 @@ def run_task(
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
                 req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
                 record: dict[str, Any] = {
-                    "key": cell_key(task.suite, task.scenario.id, task.turn, spec, budget),
+                    "key": cell_key(task.suite, task.scenario.id, k, spec, budget),
                     "suite": task.suite,
                     "scenario": task.scenario.id,
-                    "turn": task.turn,
+                    "turn": k,
                     "tags": [*task.scenario.tags, *turn.tags],
                     "strategy": name,
                     "spec": spec,
@@ -377,7 +441,8 @@ def _run_into(
         t
         for t in tasks(config)
         if any(
-            cell_key(t.suite, t.scenario.id, t.turn, s, b) not in finished
+            cell_key(t.suite, t.scenario.id, k, s, b) not in finished
+            for k in t.turns
             for s in config.specs
             for b in config.budgets
         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -77,6 +77,9 @@ class Scenario:
     turns: tuple[Turn, ...]
     file: str
     line: int
+    # The compact form's item list, which every turn's items are a prefix of
+    # (so the runner parses it once); None when turns list their own items.
+    shared_items: list[Any] | None = field(default=None, compare=False, repr=False)
 
     def content(self) -> dict[str, Any]:
         """The normalised content, which the sha256 covers (not the source).
@@ -141,6 +144,7 @@ class Scenario:
             turns=tuple(turns),
             file=obj["source"]["file"],
             line=obj["source"]["line"],
+            shared_items=shared,
         )
 
 

@@ -21,7 +21,14 @@ from .model import IMPORTANCE, KINDS, ROLES, SUMMARY, TRUST, TRUST_POLICIES, Fre
 from .strategies import Strategy, build_strategy, parse_spec
 from .tokens import COUNTERS, MissingExtraError, count_tokens, summary_envelope
 
-__all__ = ["DEFAULT_TS", "REQUEST_SCHEMA_ID", "Request", "parse_request", "request_to_json"]
+__all__ = [
+    "DEFAULT_TS",
+    "REQUEST_SCHEMA_ID",
+    "Request",
+    "parse_items",
+    "parse_request",
+    "request_to_json",
+]
 
 REQUEST_SCHEMA_ID: Final = "ctxpack.request.v1"
 DEFAULT_TS: Final = "1970-01-01T00:00:00Z"
@@ -340,10 +347,22 @@ def _resolve_tokens(
     return out
 
 
-def parse_request(obj: Any, *, source: str | None = None) -> Request:
-    """Validate and normalise a request object (already JSON-decoded)."""
+def parse_items(raw: Any, counter: str = "lcm") -> Items:
+    """Validate and normalise a request's ``items`` array on its own."""
     try:
-        return _parse_request(obj)
+        return _parse_items(raw, counter)
+    except MissingExtraError as exc:
+        raise InputError("/token_counter", str(exc)) from None
+
+
+def parse_request(obj: Any, *, source: str | None = None, items: Items | None = None) -> Request:
+    """Validate and normalise a request object (already JSON-decoded).
+
+    ``items``: the request's items already parsed with its token counter (from
+    its ``items`` array, or as a prefix of a larger table taken from one parse,
+    which shares term statistics); they are not parsed again."""
+    try:
+        return _parse_request(obj, items)
     except InputError as exc:
         if source:
             raise exc.with_source(source) from None
@@ -352,7 +371,7 @@ def parse_request(obj: Any, *, source: str | None = None) -> Request:
         raise InputError("/token_counter", str(exc), source=source) from None
 
 
-def _parse_request(obj: Any) -> Request:
+def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
     req = _check_object(obj, "/", _REQUEST_FIELDS)
     if "schema" in req and req["schema"] != REQUEST_SCHEMA_ID:
         raise _fail("/schema", "unsupported request schema", REQUEST_SCHEMA_ID, req["schema"])
@@ -383,7 +402,7 @@ def _parse_request(obj: Any) -> Request:
     caps = {k: _check_int(v, pointer("category_caps", k), 0) for k, v in sorted(caps_raw.items())}
 
     strategy = _parse_strategy(req.get("strategy", {"name": "chronological"}))
-    items = _parse_items(req["items"], counter)
+    items = _parse_items(req["items"], counter) if parsed is None else parsed
 
     current_turn = req.get("current_turn")
     if current_turn is None:

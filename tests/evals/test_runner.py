@@ -10,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from evals import runner
 from evals.evaluate import evaluate, validate_summary
-from evals.runner import load_config, read_results, run_cells
+from evals.runner import load_config, parsed_turns, read_results, run_cells, run_task, tasks
+from evals.scenarios import load_compiled
 from packer import InputError
+from packer.request import parse_items, parse_request, request_to_json
+from packer.text import Analyzer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,11 +122,53 @@ def test_bad_config_is_one_line(tmp_path: Path, extra: dict[str, object], needle
     assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
 
 
-def test_an_extra_strategy_reuses_the_parsed_turn(tmp_path: Path) -> None:
+def test_every_cell_is_run_once(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path))
     records = run_cells(cfg, tmp_path / "o", executor="serial")
-    assert len({r["key"] for r in records}) == len(records)
+    assert len({r["key"] for r in records}) == len(records) == 7 * 9 + 5 * 3 * 9
     assert {r["spec"] for r in records} == set(cfg.specs)
+
+
+COMPILED = sorted((ROOT / "scenarios/compiled").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", COMPILED, ids=lambda p: p.stem)
+@pytest.mark.parametrize("counter", [None, "chars4"])
+def test_turns_sharing_one_parse_equal_turns_parsed_alone(path: Path, counter: str | None) -> None:
+    for scenario in load_compiled(path):
+        turns = range(len(scenario.turns))
+        for k, shared, recounted in parsed_turns(scenario, turns, counter):
+            request = scenario.turns[k].request
+            if recounted:
+                items = [{f: v for f, v in it.items() if f != "tokens"} for it in request["items"]]
+                request = {**request, "token_counter": counter, "items": items}
+            alone = parse_request(request)
+            assert request_to_json(shared) == request_to_json(alone), (scenario.id, k)
+            for tokenizer in (Analyzer(), Analyzer(stopwords="english")):
+                query = ["the", "a", "you", "数据"]
+                a, b = shared.items.term_stats(tokenizer), alone.items.term_stats(tokenizer)
+                assert a.lengths.tolist() == b.lengths.tolist()
+                assert [x.tolist() for x in a.frequencies(query)] == [
+                    x.tolist() for x in b.frequencies(query)
+                ]
+
+
+def test_a_conversation_is_parsed_once_per_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def counting(raw: list[object], counter: str) -> object:
+        calls.append(len(raw))
+        return parse_items(raw, counter)
+
+    monkeypatch.setattr(runner, "parse_items", counting)
+    cfg = load_config(ROOT / "evals/default.yaml")
+    conversations = [t for t in tasks(cfg) if t.scenario.shared_items is not None]
+    assert conversations
+    for task in conversations:
+        calls.clear()
+        records = run_task(task, ["bm25", "clarity"], [64])
+        assert calls == [len(task.scenario.shared_items or [])]
+        assert len(records) == 2 * len(task.turns)
 
 
 def test_token_counter_override_recounts_and_does_not_judge(tmp_path: Path) -> None:
