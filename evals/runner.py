@@ -213,9 +213,26 @@ def run_task(
     the packs come from that program and are judged by the same metrics. With
     ``token_counter``, every item is recounted with that counter."""
     records = []
+    strategies = [_Spec.of(spec) for spec in specs]
     for k, base, recounted in parsed_turns(task.scenario, task.turns, token_counter):
-        records.extend(_run_turn(task, k, base, recounted, specs, budgets, packer, timeout))
+        records.extend(_run_turn(task, k, base, recounted, strategies, budgets, packer, timeout))
     return records
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """A configured spec, built once per task."""
+
+    spec: str
+    name: str
+    strategy: StrategyBase
+    is_default: bool  # its named expectations apply (they were written for the defaults)
+
+    @classmethod
+    def of(cls, spec: str) -> _Spec:
+        name, params = parse_spec(spec)
+        strategy = build_strategy(name, params)
+        return cls(spec, name, strategy, strategy == build_strategy(name, {}))
 
 
 def _run_turn(
@@ -223,7 +240,7 @@ def _run_turn(
     k: int,
     base: Request,
     recounted: bool,
-    specs: Sequence[str],
+    specs: Sequence[_Spec],
     budgets: Sequence[int | str],
     packer: Sequence[str] | None,
     timeout: float,
@@ -239,10 +256,8 @@ def _run_turn(
     citations = Citations()  # ctxpack's own pack entries, rendered once per item
     oracles: dict[str, float | None] = {}
     with cyclic_gc_paused():
-        for spec in specs:
-            name, params = parse_spec(spec)
-            strategy = build_strategy(name, params)
-            is_default = strategy == build_strategy(name, {})
+        for configured in specs:
+            spec, name, strategy = configured.spec, configured.name, configured.strategy
             start = time.perf_counter()
             ranked = rank(dataclasses.replace(base, strategy=strategy), reserved)
             rank_seconds = time.perf_counter() - start
@@ -296,7 +311,7 @@ def _run_turn(
                 judged_here = budget == SCENARIO_BUDGET and not recounted
                 # A strategy's named expectations were written for its defaults; any
                 # other parameterisation is held to the "*" expectations only.
-                named = turn.expectations(name) if is_default else turn.expectations("*")
+                named = turn.expectations(name) if configured.is_default else turn.expectations("*")
                 applies = named if judged_here else []
                 failures = expectation_failures(turn, name, result) if applies else None
                 known = dict(ranked_metrics)

@@ -166,6 +166,7 @@ class Ranked:
     ranking: Ranking
     order: np.ndarray  # positions into ``Reserved.evictable``, in walk order
     rank: np.ndarray  # per item: 1-based position in the walk; 0 = not ranked
+    walk_sums: np.ndarray  # cumulative token costs in walk order (every fill's first step)
 
 
 def _reserve_key(req: Request) -> tuple[Any, ...]:
@@ -230,8 +231,10 @@ def rank(req: Request, reserved: Reserved, ranking: Ranking | None = None) -> Ra
         order = np.lexsort((-candidates.ordinals, -ranking.scores))
     positions = np.zeros(len(reserved.items), dtype=np.int64)
     positions[reserved.evictable[order]] = np.arange(1, len(order) + 1)
-    positions.flags.writeable = False
-    return Ranked(ranking=ranking, order=order, rank=positions)
+    walk_sums = np.cumsum(candidates.tokens[order])
+    for shared in (order, positions, walk_sums):
+        shared.flags.writeable = False
+    return Ranked(ranking=ranking, order=order, rank=positions, walk_sums=walk_sums)
 
 
 def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
@@ -261,6 +264,7 @@ def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
             slots,
             caps,
             stop_at_misfit=scores is None,
+            walk_sums=ranked.walk_sums,
         )
 
     return PackResult(

@@ -93,40 +93,56 @@ def fill(
     caps: CategoryCaps,
     *,
     stop_at_misfit: bool,
+    walk_sums: np.ndarray | None = None,
 ) -> np.ndarray:
     """Outcome code (``reasons.O_*``) of each candidate, walking ``order``.
 
     Without category caps the walk is computed a prefix at a time (cumulative
-    sums); with caps, one candidate at a time. Both give the same outcomes
-    (property-tested against :func:`fill_walk`)."""
+    sums; ``walk_sums``, the cumulative costs in walk order, may be given to
+    share them between fills of one order); with caps, one candidate at a time.
+    Both give the same outcomes (property-tested against :func:`fill_walk`)."""
     if caps.active or len(order) <= _SMALL:
         return fill_walk(
             order, tokens, categories, remaining, slots, caps, stop_at_misfit=stop_at_misfit
         )
+    costs = tokens[order]
+    sums = np.cumsum(costs) if walk_sums is None else walk_sums
     outcome = np.full(len(tokens), O_INCLUDED, dtype=np.int8)
-    outcome[order] = _fill_prefixes(tokens[order], remaining, slots, stop_at_misfit)
+    outcome[order] = _fill_prefixes(costs, sums, remaining, slots, stop_at_misfit)
     return outcome
 
 
 def _fill_prefixes(
-    costs: np.ndarray, left: int, slots: int | None, stop_at_misfit: bool
+    costs: np.ndarray, walk_sums: np.ndarray, left: int, slots: int | None, stop_at_misfit: bool
 ) -> np.ndarray:
-    """Outcomes in walk order of the uncapped walk, by prefix sums: from ``pos``,
-    of the candidates costing at most what is left (no other can ever fit, since
-    what is left only shrinks), the longest prefix whose sum fits is taken at
-    once; the next of them does not fit and is skipped, and the walk resumes
-    after it (stop-at-misfit ends there instead)."""
+    """Outcomes in walk order of the uncapped walk, by prefix sums.
+
+    First the longest prefix of the walk that fits is taken at once
+    (``walk_sums`` are the walk's cumulative costs); the candidate after it does
+    not fit: stop-at-misfit ends there, skip-not-stop skips it and goes on. Each
+    later step looks only at the candidates costing at most what is left (no
+    other can ever fit, since what is left only shrinks), takes the longest
+    prefix of them that fits, and skips the next of them."""
     ordered = np.full(len(costs), O_BUDGET, dtype=np.int8)
     if slots is not None and slots <= 0:
         ordered[:] = O_MAX_ITEMS
         return ordered
     limit = len(costs) if slots is None else slots
-    pos = taken = 0
+    taken = min(int(np.searchsorted(walk_sums, left, side="right")), limit)
+    ordered[:taken] = O_INCLUDED
+    if taken:
+        left -= int(walk_sums[taken - 1])
+    if taken >= limit:
+        ordered[taken:] = O_MAX_ITEMS
+        return ordered
+    if taken == len(costs):
+        return ordered
+    if stop_at_misfit:
+        ordered[taken + 1 :] = O_STOP
+        return ordered
+    pos = taken + 1
     for _ in range(_PREFIX_STEPS):
-        if stop_at_misfit:
-            picks = np.arange(pos, len(costs))
-        else:
-            picks = pos + np.flatnonzero(costs[pos:] <= left)
+        picks = pos + np.flatnonzero(costs[pos:] <= left)
         sums = np.cumsum(costs[picks])
         fits = min(int(np.searchsorted(sums, left, side="right")), limit - taken)
         ordered[picks[:fits]] = O_INCLUDED
@@ -134,16 +150,11 @@ def _fill_prefixes(
         if fits:
             left -= int(sums[fits - 1])
         if taken >= limit:
-            last = int(picks[fits - 1]) if fits else pos - 1
-            ordered[last + 1 :] = O_MAX_ITEMS
+            ordered[int(picks[fits - 1]) + 1 :] = O_MAX_ITEMS  # fits >= 1: picks[0] fits
             return ordered
         if fits == len(picks):
             return ordered  # every candidate that could fit was taken
-        misfit = int(picks[fits])
-        if stop_at_misfit:
-            ordered[misfit + 1 :] = O_STOP
-            return ordered
-        pos = misfit + 1
+        pos = int(picks[fits]) + 1
     # Many misfits among cheap candidates: finish one candidate at a time (each
     # step above took at least one, so this is rare and what is left is small).
     for k in (pos + np.flatnonzero(costs[pos:] <= left)).tolist():
