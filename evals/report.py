@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from packer.jsonio import canonical, dumps, significant
+from packer.jsonio import canonical_array, dumps, significant
 
 from .html import render_html
 from .metrics import HARD_INVARIANTS
@@ -296,12 +296,14 @@ def render_csv(ctx: ReportContext) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*_KEYS, *names])
     specs = [s["spec"] for s in summary["strategies"]]
-    for r in order_records(records, specs, summary["budgets"]):
-        row = [r.get(k, "") for k in _KEYS]
-        for m in names:
-            v = canonical(r["metrics"].get(m))
-            row.append("" if v is None else v)
-        writer.writerow(row)
+    ordered = order_records(records, specs, summary["budgets"])
+    values = [[r["metrics"].get(m) for m in names] for r in ordered]
+    # Every float rounded as canonical() does, in one pass over the table.
+    floats = [v for row in values for v in row if isinstance(v, float)]
+    rounded = iter(canonical_array(floats))
+    for r, row in zip(ordered, values, strict=True):
+        metrics = ["" if v is None else next(rounded) if isinstance(v, float) else v for v in row]
+        writer.writerow([*(r.get(k, "") for k in _KEYS), *metrics])
     return out.getvalue()
 
 

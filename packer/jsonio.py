@@ -12,13 +12,23 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .errors import InputError
 
-__all__ = ["FLOAT_DECIMALS", "canonical", "dumps", "loads", "round_floats", "significant"]
+__all__ = [
+    "FLOAT_DECIMALS",
+    "canonical",
+    "canonical_array",
+    "dumps",
+    "loads",
+    "round_float",
+    "round_floats",
+    "significant",
+]
 
 FLOAT_DECIMALS = 9
 
@@ -76,12 +86,37 @@ def round_floats(values: np.ndarray) -> np.ndarray:
     return rounded
 
 
+def canonical_array(values: Sequence[float]) -> list[float]:
+    """:func:`canonical` of many floats at once."""
+    array = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(array).all():
+        bad = array[~np.isfinite(array)][0]
+        raise ValueError(f"non-finite float {bad!r} cannot be written as JSON")
+    out: list[float] = round_floats(array).tolist()
+    return out
+
+
+_SCALE = 10.0**FLOAT_DECIMALS
+
+
+def round_float(value: float) -> float:
+    """One float as :func:`round_floats` rounds it, without numpy: ``np.round``
+    scales by 10**decimals, rounds half to even and scales back, each step an
+    IEEE operation that Python's float arithmetic and ``round`` perform alike
+    (property-tested bit for bit). Beyond about 1.8e299 the scaled value
+    overflows (numpy would give inf): such a float is already whole, and is kept."""
+    scaled = value * _SCALE
+    if not math.isfinite(scaled):
+        return value + 0.0
+    return round(scaled) / _SCALE + 0.0
+
+
 def canonical(value: Any) -> Any:
     """Round floats as :func:`round_floats` does; containers are copied."""
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"non-finite float {value!r} cannot be written as JSON")
-        return float(round_floats(np.array(value)))
+        return round_float(value)
     if isinstance(value, dict):
         return {k: canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

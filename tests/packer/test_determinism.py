@@ -6,8 +6,11 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer import pack
+from packer.jsonio import round_float, round_floats
 from packer.strategies import REGISTRY
 
 from .helpers import msg
@@ -65,3 +68,20 @@ def test_floats_are_canonical() -> None:
     assert round_floats(np.array([0.1 + 0.2, -1e-12, np.nan]))[:2].tolist() == [0.3, 0.0]
     with pytest.raises(ValueError, match="non-finite"):
         dumps({"x": float("inf")})
+
+
+@given(
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(-(10**12), 10**12).map(lambda n: n / 1e9 + 5e-10)
+    | st.floats(min_value=-1e-6, max_value=1e-6)
+)
+def test_round_float_is_numpy_round_bit_for_bit(value: float) -> None:
+    with np.errstate(over="ignore"):
+        expected = float(round_floats(np.array([value]))[0])
+    if np.isinf(expected):  # numpy's scaling overflows beyond ~1.8e299; the float is whole
+        assert round_float(value) == value
+    else:
+        assert (
+            np.array([round_float(value)]).view(np.int64)[0]
+            == (np.array([expected]).view(np.int64)[0])
+        )
