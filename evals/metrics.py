@@ -83,14 +83,15 @@ def oracle_recall(result: PackResult, relevant: Sequence[str]) -> float | None:
     items = result.items
     position = items.position
     at = np.array(sorted({position[ref] for ref in gold if ref in position}), dtype=np.int64)
-    found = int((result.in_tail | result.anchored)[at].sum())
+    kept = result.in_tail | result.anchored
+    found = int(kept[at].sum())
     open_gold = np.zeros(len(items), dtype=bool)
     open_gold[at] = True
     candidates = sorted(
         (int(items.tokens[i]), int(items.ordinals[i]), i)
         for i in result.evictable[open_gold[result.evictable]].tolist()
     )
-    protected = np.flatnonzero(result.in_tail | result.anchored).tolist()
+    protected = np.flatnonzero(kept).tolist()
     caps = CategoryCaps(result.request.category_caps, [items.categories[i] for i in protected])
     left, slots = result.remaining_tokens, result.evictable_slots
     for cost, _, i in candidates:

@@ -174,29 +174,29 @@ def parsed_turns(
     prefix of one item list) has that list parsed and counted once, and each
     turn takes its prefix of the table, sharing its term statistics; parsing
     each turn alone gives equal requests (tested)."""
-    tables: dict[str, Items] = {}
+    shared = scenario.shared_items
+    # Per (counter, recounted): the shared list parsed once, or None when its
+    # order is not the ordinal order (then a prefix of it is not a prefix of the
+    # table, and each turn is parsed alone).
+    tables: dict[tuple[str, bool], Items | None] = {}
     for k in turns:
         request = scenario.turns[k].request
         recounted = token_counter is not None and token_counter != request["token_counter"]
         if recounted:
-            request = {
-                **request,
-                "token_counter": token_counter,
-                "items": _without_tokens(request["items"]),
-            }
+            request = {**request, "token_counter": token_counter}
         counter = request["token_counter"]
-        shared = scenario.shared_items
-        if shared is None:
-            yield k, parse_request(request), recounted
-            continue
-        if counter not in tables:
-            tables[counter] = parse_items(_without_tokens(shared) if recounted else shared, counter)
-        table = tables[counter]
-        upto = len(request["items"])
-        if table.ids[:upto] != [it["id"] for it in shared[:upto]]:  # not in ordinal order
-            yield k, parse_request(request), recounted
-            continue
-        items = table if upto == len(table) else table.take(np.arange(upto))
+        items = None
+        if shared is not None:
+            if (counter, recounted) not in tables:
+                parsed = parse_items(_without_tokens(shared) if recounted else shared, counter)
+                in_order = parsed.ids == [it["id"] for it in shared]
+                tables[counter, recounted] = parsed if in_order else None
+            table = tables[counter, recounted]
+            if table is not None:
+                upto = len(request["items"])
+                items = table if upto == len(table) else table.take(np.arange(upto))
+        if items is None and recounted:
+            request["items"] = _without_tokens(request["items"])
         yield k, parse_request(request, items=items), recounted
 
 
