@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 
+from .lcm import scored_texts
 from .termstats import MemoStats, SubsetStats, TermStats
 from .text import Tokenizer
 
@@ -24,6 +25,8 @@ __all__ = [
     "USER",
     "FreshTail",
     "Items",
+    "TextView",
+    "content_block_mask",
 ]
 
 # Closed sets; an item's value is stored as its index in the tuple (int8 code).
@@ -34,10 +37,23 @@ IMPORTANCE: Final = ("must_remember", "nice_to_have", "unknown", "ignore")
 TRUST_POLICIES: Final = ("off", "exclude_quarantined")
 
 USER: Final = ROLES.index("user")
+# Roles whose messages lossless-claw carries as a content array of blocks.
+BLOCK_ROLES: Final = (ROLES.index("assistant"), ROLES.index("tool"))
 MESSAGE: Final = KINDS.index("message")
 SUMMARY: Final = KINDS.index("summary")
 QUARANTINED: Final = TRUST.index("quarantined")
 UNKNOWN_TRUST: Final = TRUST.index("unknown")
+
+# The text a tokenizer analyses: the item's own text, or the text lossless-claw's
+# BM25-lite scores (packer.lcm.scored_texts).
+TextView = Literal["raw", "lcm"]
+
+
+def content_block_mask(roles: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """Which items lossless-claw renders as JSON content blocks: assistant and
+    tool messages (a ``memory`` item is rendered as a message of its role)."""
+    mask: np.ndarray = np.isin(roles, BLOCK_ROLES) & (kinds != SUMMARY)
+    return mask
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,17 +113,22 @@ class Items:
             _origin=(self, index) if subset else None,
         )
 
-    def term_stats(self, tokenizer: Tokenizer) -> TermStats:
-        """Term statistics under ``tokenizer``, computed once per item table; a
-        subset derives its own from the table it was taken from."""
-        cached = self._stats.get(tokenizer)
+    def term_stats(self, tokenizer: Tokenizer, view: TextView = "raw") -> TermStats:
+        """Term statistics under ``tokenizer`` of the ``view`` of each item's text,
+        computed once per item table; a subset derives its own from the table it
+        was taken from."""
+        key = (tokenizer, view)
+        cached = self._stats.get(key)
         if cached is None:
             if self._origin is not None:
                 parent, index = self._origin
-                cached = SubsetStats(parent.term_stats(tokenizer), index)
+                cached = SubsetStats(parent.term_stats(tokenizer, view), index)
             else:
-                cached = MemoStats(tokenizer.stats(self.texts))
-            self._stats[tokenizer] = cached
+                texts = self.texts
+                if view == "lcm":
+                    texts = scored_texts(texts, content_block_mask(self.roles, self.kinds))
+                cached = MemoStats(tokenizer.stats(texts))
+            self._stats[key] = cached
         return cached
 
 

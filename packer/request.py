@@ -9,6 +9,7 @@ test checks that it accepts exactly what this module accepts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -17,9 +18,20 @@ from typing import Any, Final
 import numpy as np
 
 from .errors import InputError, pointer
-from .model import IMPORTANCE, KINDS, ROLES, SUMMARY, TRUST, TRUST_POLICIES, FreshTail, Items
+from .lcm import priced_texts
+from .model import (
+    IMPORTANCE,
+    KINDS,
+    ROLES,
+    SUMMARY,
+    TRUST,
+    TRUST_POLICIES,
+    FreshTail,
+    Items,
+    content_block_mask,
+)
 from .strategies import Strategy, build_strategy, parse_spec
-from .tokens import COUNTERS, MissingExtraError, count_tokens, summary_envelope
+from .tokens import COUNTERS, MissingExtraError, count_tokens
 
 __all__ = [
     "DEFAULT_TS",
@@ -287,13 +299,14 @@ def _parse_items(raw: Any, counter: str) -> Items:
     turns = _int_array(columns.get("turn"), "turn", None, ordinals)
     zeros = np.zeros(n, dtype=np.int64)
     kinds = _codes(columns.get("kind"), "kind", KINDS, "message", n)
+    roles = _codes(columns.get("role"), "role", ROLES, "user", n)
     items = Items(
         ids=ids,
         texts=texts,
         ordinals=ordinals,
-        roles=_codes(columns.get("role"), "role", ROLES, "user", n),
+        roles=roles,
         kinds=kinds,
-        tokens=_resolve_tokens(ids, texts, kinds, columns.get("tokens"), counter),
+        tokens=_resolve_tokens(ids, texts, roles, kinds, columns.get("tokens"), counter),
         trust=_codes(columns.get("trust"), "trust", TRUST, "unknown", n),
         importance=_codes(columns.get("importance"), "importance", IMPORTANCE, "unknown", n),
         anchored=flag("anchored"),
@@ -326,24 +339,29 @@ def _refuse_duplicates(values: Sequence[Any], key: str) -> None:
 
 
 def _resolve_tokens(
-    ids: list[str], texts: list[str], kinds: np.ndarray, given: list[Any] | None, counter: str
+    ids: list[str],
+    texts: list[str],
+    roles: np.ndarray,
+    kinds: np.ndarray,
+    given: list[Any] | None,
+    counter: str,
 ) -> np.ndarray:
-    """Given counts win; the rest are counted, summaries in their XML envelope."""
-    n = len(texts)
-    summaries = np.flatnonzero(kinds == SUMMARY).tolist()
-    if given is None:
-        to_count = list(texts)
-        for i in summaries:
-            to_count[i] = summary_envelope(ids[i], texts[i])
-        return count_tokens(to_count, counter)
-    out = _int_array(given, "tokens", 0, np.full(n, -1, dtype=np.int64))
-    missing = np.flatnonzero(out < 0).tolist()
-    if missing:
-        summary = set(summaries)
-        to_count = [
-            summary_envelope(ids[i], texts[i]) if i in summary else texts[i] for i in missing
-        ]
-        out[missing] = count_tokens(to_count, counter)
+    """Given counts win; the rest are counted on the text the item occupies in the
+    prompt (:func:`packer.lcm.priced_texts`): summaries in their XML envelope and,
+    under the ``lcm`` counter, assistant and tool messages as lossless-claw's JSON
+    content blocks."""
+    missing = np.full(len(texts), -1, dtype=np.int64)
+    out = missing if given is None else _int_array(given, "tokens", 0, missing)
+    todo = np.flatnonzero(out < 0)
+    if len(todo):
+        pick = todo.tolist()
+        priced = priced_texts(
+            [ids[i] for i in pick],
+            [texts[i] for i in pick],
+            kinds[todo] == SUMMARY,
+            content_block_mask(roles[todo], kinds[todo]) if counter == "lcm" else None,
+        )
+        out[todo] = count_tokens(priced, counter)
     return out
 
 
@@ -380,7 +398,7 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
             raise InputError("/", f"missing required field '{key}'")
 
     counter = _check_choice(req.get("token_counter", "lcm"), "/token_counter", COUNTERS)
-    budget = _check_int(req["budget_tokens"], "/budget_tokens", 1)
+    budget = _check_budget(req["budget_tokens"])
     max_items = req.get("max_items")
     if max_items is not None:
         max_items = _check_int(max_items, "/max_items", 1)
@@ -392,10 +410,10 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
     tail_raw = _check_object(
         req.get("fresh_tail", {}), "/fresh_tail", frozenset({"count", "max_tokens"})
     )
-    tail_max = tail_raw.get("max_tokens")
     fresh_tail = FreshTail(
-        count=_check_int(tail_raw.get("count", 0), "/fresh_tail/count", 0),
-        max_tokens=None if tail_max is None else _check_int(tail_max, "/fresh_tail/max_tokens", 0),
+        # lossless-claw protects nothing when freshTailCount <= 0
+        count=max(0, _check_int(tail_raw.get("count", 0), "/fresh_tail/count")),
+        max_tokens=_tail_cap(tail_raw.get("max_tokens")),
     )
 
     caps_raw = _check_object(req.get("category_caps", {}), "/category_caps")
@@ -424,6 +442,33 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
         scope=scope,
         category_caps=caps,
     )
+
+
+def _check_budget(value: Any) -> int:
+    """A positive integer. lossless-claw accepts 0 (and keeps only the fresh tail),
+    but ContextPack v1 requires ``budgetTokens > 0``, so ctxpack refuses it."""
+    if value == 0 and type(value) in (int, float):
+        raise _fail(
+            "/budget_tokens",
+            "out of range (ContextPack v1 needs budgetTokens > 0; lossless-claw would "
+            "accept 0 and keep only the fresh tail)",
+            "an integer >= 1",
+            value,
+        )
+    return _check_int(value, "/budget_tokens", 1)
+
+
+def _tail_cap(value: Any) -> int | None:
+    """``fresh_tail.max_tokens`` as lossless-claw reads ``freshTailMaxTokens``: a
+    negative or non-finite number means no cap, a fractional one is floored."""
+    where = "/fresh_tail/max_tokens"
+    if value is None:
+        return None
+    if type(value) not in (int, float):
+        raise _fail(where, "wrong type", "a number or null", value)
+    if value < 0 or not math.isfinite(value) or value > _INT64_MAX:
+        return None  # no cap (a cap above any sum of counts caps nothing)
+    return _check_int(math.floor(value), where, 0)
 
 
 def _parse_strategy(raw: Any) -> Strategy:

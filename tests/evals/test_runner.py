@@ -21,6 +21,15 @@ from packer.text import Analyzer
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def suite_turns(name: str) -> int:
+    """Turns in a compiled suite: one cell per turn, spec and budget."""
+    return sum(len(s.turns) for s in load_compiled(ROOT / "scenarios/compiled" / f"{name}.jsonl"))
+
+
+# write_config's suites: lossless-claw (one turn a scenario) and 5 conversations x 3 turns
+TURNS = suite_turns("lossless-claw") + suite_turns("conversations")
+
+
 def write_config(tmp: Path, **extra: object) -> Path:
     (tmp / "evals").mkdir(exist_ok=True)
     config = {
@@ -61,7 +70,7 @@ def test_reports_are_byte_identical_whichever_executor(tmp_path: Path) -> None:
     assert reports(serial) == reports(pooled)
     summary = json.loads((serial / "summary.json").read_text())
     assert validate_summary(summary) == []
-    assert summary["cells"] == 7 * 9 + 5 * 3 * 9  # lossless 7 scenarios, 5 conversations x 3 turns
+    assert summary["cells"] == TURNS * 9  # 3 specs x 3 budgets
     assert all(sum(g["hard_invariants"].values()) == 0 for g in summary["groups"])
     assert (tmp_path / "a" / "latest" / "summary.md").exists()
 
@@ -125,7 +134,7 @@ def test_bad_config_is_one_line(tmp_path: Path, extra: dict[str, object], needle
 def test_every_cell_is_run_once(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path))
     records = run_cells(cfg, tmp_path / "o", executor="serial")
-    assert len({r["key"] for r in records}) == len(records) == 7 * 9 + 5 * 3 * 9
+    assert len({r["key"] for r in records}) == len(records) == TURNS * 9
     assert {r["spec"] for r in records} == set(cfg.specs)
 
 

@@ -2,10 +2,15 @@
 assembly (REFERENCE.md section 1: fresh tail with last-user anchor and token cap,
 full-fit, chronological stop, PR #180 prompt-aware greedy skip), used to check
 ctxpack's `chronological` and `bm25lite` select exactly what lossless-claw selects.
-It shares no code with `packer`."""
+It shares no code with `packer`. Token counts are given; the scored text follows
+lossless-claw at commit 4214b48 (assistant and tool messages are scored as their JSON
+content blocks). The real assembler's outputs are checked in test_lcm_conformance.py;
+this transliteration adds what that file lacks: hypothesis-drawn budgets and tail
+caps, negative caps (no cap) among them."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -22,6 +27,14 @@ class LcmItem:
 
 def lcm_tokenize(text: str) -> list[str]:
     return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if len(t) > 1]
+
+
+def scored_text(item: LcmItem) -> str:
+    if item.is_message and item.role in ("assistant", "tool"):
+        return json.dumps(
+            [{"type": "text", "text": item.text}], ensure_ascii=False, separators=(",", ":")
+        )
+    return item.text
 
 
 def lcm_score_ref(item_text: str, prompt: str) -> float:
@@ -51,6 +64,8 @@ def lcm_assemble(
     resolved = sorted(items, key=lambda it: it.ordinal)
     # 1. fresh tail
     tail_start_ordinal = None
+    if fresh_tail_max_tokens is not None and fresh_tail_max_tokens < 0:
+        fresh_tail_max_tokens = None  # freshTailMaxTokens < 0: no cap
     if fresh_tail_count > 0:
         messages = [it for it in resolved if it.is_message]
         users = [it for it in messages if it.role == "user"]
@@ -85,7 +100,9 @@ def lcm_assemble(
         kept = evictable
     elif prompt_aware and prompt is not None and lcm_tokenize(prompt):
         # 4. prompt-aware greedy skip
-        scored = [(lcm_score_ref(it.text, prompt), idx, it) for idx, it in enumerate(evictable)]
+        scored = [
+            (lcm_score_ref(scored_text(it), prompt), idx, it) for idx, it in enumerate(evictable)
+        ]
         scored.sort(key=lambda s: (-s[0], -s[1]))
         kept = []
         used = 0

@@ -1,4 +1,6 @@
-"""With token counts given, ctxpack selects exactly what lossless-claw selects."""
+"""With token counts given, ctxpack selects what a transliteration of lossless-claw's
+assembler selects, on hypothesis-drawn inputs (negative tail caps included); the real
+assembler's own outputs are the conformance test (test_lcm_conformance.py)."""
 
 from __future__ import annotations
 
@@ -61,7 +63,7 @@ def to_requests(
     items_st,
     st.integers(1, 200),
     st.integers(0, 8),
-    st.none() | st.integers(0, 60),
+    st.none() | st.integers(-5, 60),
     st.none() | texts,
 )
 def test_chronological_and_bm25lite_match_lossless_claw(

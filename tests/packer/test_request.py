@@ -44,7 +44,8 @@ BAD = [
     (with_(["items"], {}), "/items", "wrong type"),
     (with_(["token_counter"], "gpt9"), "/token_counter", "unknown value"),
     (with_(["trust_policy"], "strict"), "/trust_policy", "unknown value"),
-    (with_(["fresh_tail"], {"count": -1}), "/fresh_tail/count", "out of range"),
+    (with_(["fresh_tail"], {"count": 1.5}), "/fresh_tail/count", "wrong type"),
+    (with_(["fresh_tail"], {"max_tokens": "8"}), "/fresh_tail/max_tokens", "wrong type"),
     (with_(["fresh_tail"], {"size": 1}), "/fresh_tail/size", "unknown field"),
     (with_(["max_items"], 0), "/max_items", "out of range"),
     (with_(["category_caps"], {"event": -1}), "/category_caps/event", "out of range"),
@@ -68,6 +69,37 @@ BAD = [
     ),
     (with_(["strategy"], "bm25(k1=-3)"), "/strategy/params/k1", "out of range"),
 ]
+
+
+def test_budget_zero_is_refused_saying_what_lossless_claw_would_do() -> None:
+    with pytest.raises(InputError) as info:
+        parse_request(with_(["budget_tokens"], 0))
+    assert "ContextPack v1 needs budgetTokens > 0" in str(info.value)
+    assert "lossless-claw would accept 0 and keep only the fresh tail" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "cap"),
+    [(None, None), (0, 0), (12, 12), (7.9, 7), (-1, None), (-0.5, None), (1e300, None)],
+)
+def test_tail_cap_is_read_as_lossless_claw_reads_it(given: Any, cap: int | None) -> None:
+    """freshTailMaxTokens: negative or non-finite means no cap, a fraction is floored."""
+    req = parse_request(with_(["fresh_tail"], {"count": 2, "max_tokens": given}))
+    assert req.fresh_tail.max_tokens == cap
+    assert validate("request", with_(["fresh_tail"], {"count": 2, "max_tokens": given})) == []
+
+
+def test_non_finite_tail_cap_from_python_means_no_cap() -> None:
+    req = parse_request(with_(["fresh_tail"], {"count": 2, "max_tokens": float("inf")}))
+    assert req.fresh_tail.max_tokens is None
+
+
+def test_tail_count_at_or_below_zero_protects_nothing() -> None:
+    from packer import pack
+
+    for count in (0, -3):
+        result = pack(with_(["fresh_tail"], {"count": count}))
+        assert result.tail_start is None
 
 
 @pytest.mark.parametrize(("request_", "where", "message"), BAD, ids=[f"{w}:{m}" for _, w, m in BAD])

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from packer.tokens import chars4_tokens, count_tokens, lcm_tokens, summary_envelope
+from packer.lcm import summary_envelope
+from packer.tokens import chars4_tokens, count_tokens, lcm_tokens
 
 
 def lcm_by_hand(text: str) -> int:
@@ -94,6 +95,8 @@ def test_count_tokens_matches_single_counter() -> None:
 
 
 def test_summary_envelope_is_lossless_claw_leaf_wrapper() -> None:
-    env = summary_envelope("s1", "body")
-    assert env.startswith('<summary id="s1" kind="leaf" depth="0" descendant_count="0">')
-    assert "\n  <content>\nbody\n  </content>\n</summary>" in env
+    """REFERENCE.md section 1: trust="untrusted", content XML-escaped, id as an attribute."""
+    assert summary_envelope('s"1', "a < b & c > d") == (
+        '<summary id="s&quot;1" kind="leaf" depth="0" descendant_count="0" trust="untrusted">\n'
+        "  <content>\na &lt; b &amp; c &gt; d\n  </content>\n</summary>"
+    )

@@ -63,9 +63,16 @@ def test_score_is_tf_over_length_by_hand() -> None:
 # Budget 75-80, fresh tail 4, four 4-token "Fresh message i" messages.
 
 
-def fresh_tail() -> list[dict[str, object]]:
+def fresh_tail(tokens: int | None = 4) -> list[dict[str, object]]:
+    """lossless-claw's fixture stores each message's token count (4)."""
     return [
-        msg(f"f{i}", f"Fresh message {i}", "user" if i % 2 == 0 else "assistant", ordinal=10 + i)
+        msg(
+            f"f{i}",
+            f"Fresh message {i}",
+            "user" if i % 2 == 0 else "assistant",
+            ordinal=10 + i,
+            tokens=tokens,
+        )
         for i in range(4)
     ]
 
@@ -83,9 +90,11 @@ def summaries() -> list[dict[str, object]]:
     ]
 
 
-def test_fresh_messages_are_four_tokens() -> None:
-    result = run(fresh_tail(), 80)
-    assert result.items.tokens.tolist() == [4, 4, 4, 4]
+def test_estimated_fresh_messages_cost_their_rendering() -> None:
+    """Without stored counts, a user message costs its 15 characters (4 tokens) and
+    an assistant one its content blocks, [{"type":"text","text":"..."}] (42: 11)."""
+    result = run(fresh_tail(tokens=None), 80)
+    assert result.items.tokens.tolist() == [4, 11, 4, 11]
 
 
 @pytest.mark.parametrize("budget", [75, 80])
