@@ -28,7 +28,10 @@ from typing import Final
 
 import numpy as np
 
+from .tokens import lcm_tokens
+
 __all__ = [
+    "content_block_tokens",
     "content_blocks",
     "priced_texts",
     "scored_texts",
@@ -41,6 +44,7 @@ _BLOCK_CLOSE: Final = '"}]'
 # Characters JSON.stringify escapes: quote, backslash, C0 controls, lone surrogates.
 _NEEDS_ESCAPE: Final = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_NON_ASCII: Final = re.compile("[^\x00-\x7f]")
 
 
 def content_blocks(text: str) -> str:
@@ -53,6 +57,29 @@ def content_blocks(text: str) -> str:
     if _LONE_SURROGATE.search(body):  # Python keeps them raw; JS (ES2019) escapes them
         body = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", body)
     return _BLOCK_OPEN + body + _BLOCK_CLOSE
+
+
+_BLOCK_CHARS: Final = len(_BLOCK_OPEN) + len(_BLOCK_CLOSE)  # 26 ASCII characters
+
+
+def content_block_tokens(texts: Sequence[str]) -> np.ndarray:
+    """``lcm_tokens(content_blocks(t))`` for each text. A text that is ASCII and needs
+    no escape renders as itself plus 26 ASCII characters, so its count is
+    ``ceil((len + 26) / 4)`` and no string is built; one scan of the joined texts
+    finds the others, which are rendered and counted one by one."""
+    n = len(texts)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    out: np.ndarray = (lengths + _BLOCK_CHARS + 3) // 4
+    joined = " ".join(texts)  # a space needs no escape, so matches fall inside texts
+    special = {m.start() for m in _NEEDS_ESCAPE.finditer(joined)}
+    if not joined.isascii():
+        special.update(m.start() for m in _NON_ASCII.finditer(joined))
+    if special:
+        starts = np.cumsum(lengths + 1) - (lengths + 1)
+        hit = np.unique(np.searchsorted(starts, sorted(special), side="right") - 1)
+        for i in hit.tolist():
+            out[i] = lcm_tokens(content_blocks(texts[i]))
+    return out
 
 
 def xml_escape(text: str, *, attribute: bool = False) -> str:

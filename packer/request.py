@@ -18,7 +18,7 @@ from typing import Any, Final
 import numpy as np
 
 from .errors import InputError, pointer
-from .lcm import priced_texts
+from .lcm import content_block_tokens, priced_texts
 from .model import (
     IMPORTANCE,
     KINDS,
@@ -353,15 +353,16 @@ def _resolve_tokens(
     missing = np.full(len(texts), -1, dtype=np.int64)
     out = missing if given is None else _int_array(given, "tokens", 0, missing)
     todo = np.flatnonzero(out < 0)
-    if len(todo):
+    if not len(todo):
+        return out
+    if len(todo) < len(texts):
         pick = todo.tolist()
-        priced = priced_texts(
-            [ids[i] for i in pick],
-            [texts[i] for i in pick],
-            kinds[todo] == SUMMARY,
-            content_block_mask(roles[todo], kinds[todo]) if counter == "lcm" else None,
-        )
-        out[todo] = count_tokens(priced, counter)
+        ids, texts = [ids[i] for i in pick], [texts[i] for i in pick]
+    out[todo] = count_tokens(priced_texts(ids, texts, kinds[todo] == SUMMARY, None), counter)
+    if counter == "lcm":  # assistant and tool messages: their JSON content blocks
+        blocks = np.flatnonzero(content_block_mask(roles[todo], kinds[todo]))
+        if len(blocks):
+            out[todo[blocks]] = content_block_tokens([texts[i] for i in blocks.tolist()])
     return out
 
 

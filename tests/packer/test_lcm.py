@@ -10,10 +10,19 @@ import subprocess
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer import pack
-from packer.lcm import content_blocks, priced_texts, scored_texts, summary_envelope
+from packer.lcm import (
+    content_block_tokens,
+    content_blocks,
+    priced_texts,
+    scored_texts,
+    summary_envelope,
+)
 from packer.model import ROLES, content_block_mask
+from packer.tokens import lcm_tokens
 
 from .helpers import msg
 
@@ -34,6 +43,19 @@ from .helpers import msg
 )
 def test_content_blocks_are_json_stringify_of_a_text_block(text: str, blocks: str) -> None:
     assert content_blocks(text) == blocks
+
+
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(list('ab "\\\n\x00\x7f数😀é\u2028')), max_size=8)
+        | st.text(max_size=8),
+        max_size=12,
+    )
+)
+def test_content_block_tokens_count_the_rendered_blocks(texts: list[str]) -> None:
+    """The length shortcut for plain ASCII equals counting the rendered string."""
+    expected = [lcm_tokens(content_blocks(t)) for t in texts]
+    assert content_block_tokens(texts).tolist() == expected
 
 
 def test_an_empty_assistant_message_costs_7_tokens() -> None:
