@@ -38,7 +38,9 @@ test: $(STAMP)
 
 ## check: lint and type-check
 check: $(STAMP)
-	$(PY) -m ruff check packer evals tests
+	$(PY) -m ruff check ctxpack packer evals tests
+	rm -rf build/typecheck && mkdir -p build/typecheck/ctxpack
+	for f in ctxpack/* packer evals; do ln -s "$(CURDIR)/$$f" build/typecheck/ctxpack/; done
 	$(PY) -m mypy
 
 ## golden: rewrite the golden packs (tests/golden/) and the compiled scenario mirrors; review the diff
@@ -48,8 +50,8 @@ golden: $(STAMP)
 
 ## bench: the packer and eval-grid benchmarks; write reports/bench/pack.json, pack.png, eval.json
 bench: $(STAMP)
-	$(PY) -m evals.bench
-	$(PY) -m evals.bench_eval
+	$(PY) -m ctxpack.evals.bench.pack
+	$(PY) -m ctxpack.evals.bench.eval
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

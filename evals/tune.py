@@ -24,17 +24,15 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+from ctxpack.evals.report.model import mean_ci, paired
+from ctxpack.evals.run.runner import load_config, run_cells
+from ctxpack.evals.scenarios.yamlsafe import load_yaml
+from ctxpack.evals.schemafiles import validator
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps, significant
+from ctxpack.packer.strategies import build_strategy
 from jsonschema.exceptions import best_match
-
-from packer.cli import write_atomic
-from packer.errors import InputError
-from packer.jsonio import dumps, significant
-from packer.strategies import build_strategy
-
-from .report import mean_ci, paired
-from .runner import load_config, run_cells
-from .schemafiles import validator
-from .yamlsafe import load_yaml
 
 __all__ = ["tune"]
 

@@ -23,7 +23,7 @@ SCHEMAS: Final = {
 @cache
 def schema(name: str) -> dict[str, Any]:
     """A shipped schema by name (``KeyError`` if unknown)."""
-    text = resources.files("packer").joinpath("schemas", SCHEMAS[name]).read_text("utf-8")
+    text = resources.files("ctxpack.packer").joinpath("schemas", SCHEMAS[name]).read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

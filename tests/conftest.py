@@ -12,11 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ctxpack.packer import pipeline as packer_pipeline
+from ctxpack.packer.render import render
+from ctxpack.packer.schema import validate
 from hypothesis import HealthCheck, settings
-
-import packer.pipeline
-from packer.render import render
-from packer.schema import validate
 
 settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -36,14 +35,14 @@ def assert_valid_pack(obj: dict[str, Any]) -> None:
 
 @pytest.fixture(autouse=True)
 def _validate_every_pack(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    original = packer.pipeline.assemble
+    original = packer_pipeline.assemble
 
     def checked(req: Any, ranking: Any = None) -> Any:
         result = original(req, ranking)
         assert_valid_pack(render(result))
         return result
 
-    monkeypatch.setattr(packer.pipeline, "assemble", checked)
+    monkeypatch.setattr(packer_pipeline, "assemble", checked)
     yield
 
 

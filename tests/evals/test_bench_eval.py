@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from evals.bench_eval import _format_extra, evaluate_targets, measure_extra
-from evals.runner import load_config
+from ctxpack.evals.bench.eval import _format_extra, evaluate_targets, measure_extra
+from ctxpack.evals.run.runner import load_config
 
 from .test_runner import TURNS, write_config
 

@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from evals.evaluate import evaluate
-from evals.runner import load_config, run_cells
-from packer import InputError
+from ctxpack.evals.run.evaluate import evaluate
+from ctxpack.evals.run.runner import load_config, run_cells
+from ctxpack.packer import InputError
 
 from .test_runner import ROOT, reports, write_config
 
@@ -72,7 +71,7 @@ def test_unreachable_scheduler_is_one_line_and_fast(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "packer",
+            "ctxpack",
             "eval",
             "--config",
             str(cfg),

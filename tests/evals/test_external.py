@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from evals.evaluate import evaluate
-from evals.runner import load_config, run_cells
+from ctxpack.evals.run.evaluate import evaluate
+from ctxpack.evals.run.runner import load_config, run_cells
 
 from .test_runner import suite_turns, write_config
 
-SERVE = f"cmd:{sys.executable} -m packer serve"
+SERVE = f"cmd:{sys.executable} -m ctxpack serve"
 
 
 def small_config(tmp: Path) -> Path:
@@ -111,7 +110,7 @@ def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "packer",
+            "ctxpack",
             "eval",
             "--config",
             str(cfg),

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ctxpack.evals.gate import load_gates, load_summary
+from ctxpack.evals.run.evaluate import evaluate, validate_summary
 
-from evals.evaluate import evaluate, validate_summary
-from evals.gate import load_gates, load_summary
-from packer.cli import main
+from ctxpack.cli import main
 
 from .test_runner import write_config
 
@@ -211,7 +211,7 @@ def test_metric_missing_from_current_fails(summary: Summary, gate: GateRun) -> N
 
 
 def test_shipped_gates_and_committed_baseline_are_valid() -> None:
-    gates = load_gates(ROOT / "evals/gates.yaml")
+    gates = load_gates(ROOT / "evals/data/gates.yaml")
     assert gates.max_drop == {
         "evidence_recall": 0.02,
         "ndcg@10": 0.02,
@@ -307,7 +307,7 @@ def test_bad_input_is_one_line_and_exit_2(
         [
             sys.executable,
             "-m",
-            "packer",
+            "ctxpack",
             "gate",
             "--baseline",
             str(files["baseline"]),

@@ -10,10 +10,9 @@ import difflib
 from pathlib import Path
 
 import pytest
-
-from evals.scenarios import Scenario, pack_turn
-from packer.jsonio import dumps
-from packer.strategies import REGISTRY
+from ctxpack.evals.scenarios.format import Scenario, pack_turn
+from ctxpack.packer.jsonio import dumps
+from ctxpack.packer.strategies import REGISTRY
 
 from .test_scenarios import ALL
 
@@ -35,7 +34,7 @@ def test_golden_pack(scenario: Scenario, request: pytest.FixtureRequest) -> None
     path = GOLDEN / f"{scenario.id}.json"
     current = snapshot(scenario)
     if request.config.getoption("--update-goldens"):
-        from packer.cli import write_atomic
+        from ctxpack.packer.files import write_atomic
 
         write_atomic(path, current)
         return

@@ -15,10 +15,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
-from evals.evaluate import evaluate
-from evals.report import RENDERERS
-from evals.scenarios import compile_sources, load_sources, write_compiled
+from ctxpack.evals.report.model import RENDERERS
+from ctxpack.evals.run.evaluate import evaluate
+from ctxpack.evals.scenarios.format import compile_sources, load_sources, write_compiled
 
 PLOTS = ("recall_vs_budget.png", "recall_vs_stability.png", "latency.png")
 SCRIPT = "<script>document.title='PWNED'</script>"

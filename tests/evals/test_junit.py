@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from evals.evaluate import evaluate
-from evals.junit import render_junit
-from evals.report import RENDERERS, ReportContext, order_records
-from evals.runner import load_config, read_results, tasks
+from ctxpack.evals.report.junit import render_junit
+from ctxpack.evals.report.model import RENDERERS, ReportContext, order_records
+from ctxpack.evals.run.evaluate import evaluate
+from ctxpack.evals.run.runner import load_config, read_results, tasks
 
 from .test_runner import write_config
 

@@ -9,14 +9,20 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from evals import runner
-from evals.evaluate import evaluate, validate_summary
-from evals.runner import load_config, parsed_turns, read_results, run_cells, run_task, tasks
-from evals.scenarios import load_compiled
-from packer import InputError
-from packer.request import parse_items, parse_request, request_to_json
-from packer.text import Analyzer
+from ctxpack.evals.run import runner
+from ctxpack.evals.run.evaluate import evaluate, validate_summary
+from ctxpack.evals.run.runner import (
+    load_config,
+    parsed_turns,
+    read_results,
+    run_cells,
+    run_task,
+    tasks,
+)
+from ctxpack.evals.scenarios.format import load_compiled
+from ctxpack.packer import InputError
+from ctxpack.packer.request import parse_items, parse_request, request_to_json
+from ctxpack.packer.text import Analyzer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,7 +122,7 @@ def test_bad_config_is_one_line(tmp_path: Path, extra: dict[str, object], needle
         [
             sys.executable,
             "-m",
-            "packer",
+            "ctxpack",
             "eval",
             "--config",
             str(cfg),

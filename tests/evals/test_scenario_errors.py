@@ -65,7 +65,7 @@ BROKEN = {
 
 def ctxpack(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "packer", *args],
+        [sys.executable, "-m", "ctxpack", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from evals.scenarios import (
+from ctxpack.evals.scenarios.format import (
     Scenario,
     check_compiled,
     compile_sources,
@@ -14,7 +13,7 @@ from evals.scenarios import (
     load_sources,
     pack_turn,
 )
-from packer.strategies import REGISTRY
+from ctxpack.packer.strategies import REGISTRY
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 SOURCES = sorted(SCENARIOS_DIR.glob("*.yaml"))

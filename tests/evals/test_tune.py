@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from evals.scenarios import Scenario, Turn, write_compiled
-from evals.tune import tune
-from packer import InputError
-from packer.request import parse_request, request_to_json
+from ctxpack.evals.scenarios.format import Scenario, Turn, write_compiled
+from ctxpack.evals.tune import tune
+from ctxpack.packer import InputError
+from ctxpack.packer.request import parse_request, request_to_json
 
 
 def conversation(n: int) -> Scenario:
@@ -83,7 +82,7 @@ def test_bad_spaces(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "packer",
+            "ctxpack",
             "tune",
             "--config",
             str(config),

@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from packer.schema import validate
+from ctxpack.packer.schema import validate
 
 
 def ctxpack(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "packer", *args],
+        [sys.executable, "-m", "ctxpack", *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -10,19 +10,18 @@ import subprocess
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from packer import pack
-from packer.lcm import (
+from ctxpack.packer import pack
+from ctxpack.packer.lcm import (
     content_block_tokens,
     content_blocks,
     priced_texts,
     scored_texts,
     summary_envelope,
 )
-from packer.model import ROLES, content_block_mask
-from packer.tokens import lcm_tokens
+from ctxpack.packer.model import ROLES, content_block_mask
+from ctxpack.packer.tokens import lcm_tokens
+from hypothesis import given
+from hypothesis import strategies as st
 
 from .helpers import msg
 

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from packer import pack
+from ctxpack.packer import pack
 
 CASES = (
     Path(__file__).resolve().parents[2].parent

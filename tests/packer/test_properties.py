@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ctxpack.packer import pack
+from ctxpack.packer.jsonio import dumps
+from ctxpack.packer.model import QUARANTINED
+from ctxpack.packer.strategies import REGISTRY
 from hypothesis import given
 from hypothesis import strategies as st
-
-from packer import pack
-from packer.jsonio import dumps
-from packer.model import QUARANTINED
-from packer.strategies import REGISTRY
 
 WORDS = [
     "deploy",

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
-
-from packer.strategies import REGISTRY, build_strategy, parse_spec, register
-from packer.strategies.base import StrategyBase
+from ctxpack.packer.strategies import REGISTRY, build_strategy, parse_spec, register
+from ctxpack.packer.strategies.base import StrategyBase
 
 
 def test_registry_has_the_five_strategies() -> None:

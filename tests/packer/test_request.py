@@ -6,9 +6,8 @@ import copy
 from typing import Any
 
 import pytest
-
-from packer import InputError, parse_request
-from packer.schema import validate
+from ctxpack.packer import InputError, parse_request
+from ctxpack.packer.schema import validate
 
 GOOD: dict[str, Any] = {
     "items": [{"id": "a", "text": "hello"}, {"id": "b", "text": "world", "role": "assistant"}],
@@ -95,7 +94,7 @@ def test_non_finite_tail_cap_from_python_means_no_cap() -> None:
 
 
 def test_tail_count_at_or_below_zero_protects_nothing() -> None:
-    from packer import pack
+    from ctxpack.packer import pack
 
     for count in (0, -3):
         result = pack(with_(["fresh_tail"], {"count": count}))

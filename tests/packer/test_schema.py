@@ -6,9 +6,8 @@ import copy
 from typing import Any
 
 import pytest
-
-from packer.reasons import REASONS
-from packer.schema import SCHEMAS, schema, validate
+from ctxpack.packer.reasons import REASONS
+from ctxpack.packer.schema import SCHEMAS, schema, validate
 
 from .helpers import msg, run
 

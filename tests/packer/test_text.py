@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from packer.text import ENGLISH_STOPWORDS, LCM_TOKENIZER, Analyzer, lcm_terms
+from ctxpack.packer.text import ENGLISH_STOPWORDS, LCM_TOKENIZER, Analyzer, lcm_terms
 
 
 @pytest.mark.parametrize(

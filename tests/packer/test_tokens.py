@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from packer.lcm import summary_envelope
-from packer.tokens import chars4_tokens, count_tokens, lcm_tokens
+from ctxpack.packer.lcm import summary_envelope
+from ctxpack.packer.tokens import chars4_tokens, count_tokens, lcm_tokens
 
 
 def lcm_by_hand(text: str) -> int:

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from packer.strategies.bm25 import bm25_scores, lucene_idf
-from packer.termstats import ListStats
-from packer.text import Analyzer
+from ctxpack.packer.strategies.bm25 import bm25_scores, lucene_idf
+from ctxpack.packer.termstats import ListStats
+from ctxpack.packer.text import Analyzer
 
 from ..helpers import msg, run
 

@@ -16,15 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import packer
-from packer.cli import write_atomic
-from packer.errors import InputError
-from packer.jsonio import dumps
+from ctxpack.evals.report.model import RENDERERS, ReportContext, build_report, order_records
+from ctxpack.evals.run.external import parse_packer
+from ctxpack.evals.run.runner import EvalConfig, load_config, run_cells, tasks
+from ctxpack.evals.schemafiles import validator
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps
 
-from .external import parse_packer
-from .report import RENDERERS, ReportContext, build_report, order_records
-from .runner import EvalConfig, load_config, run_cells, tasks
-from .schemafiles import validator
+from ctxpack import packer
 
 __all__ = ["evaluate", "manifest", "validate_summary"]
 

@@ -25,22 +25,20 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+from ctxpack.evals.metrics.cell import Citations, cell_metrics, prefix_stability
+from ctxpack.evals.run.external import external_packer
+from ctxpack.evals.scenarios.format import Scenario, expectation_failures, load_compiled
+from ctxpack.evals.scenarios.yamlsafe import load_yaml
+from ctxpack.evals.schemafiles import validator
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.model import Items
+from ctxpack.packer.pipeline import PackResult, cyclic_gc_paused, decide, rank, reserve
+from ctxpack.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
+from ctxpack.packer.render import TRACE_SCHEMA_ID
+from ctxpack.packer.request import Request, parse_items, parse_request, request_to_json
+from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
 from jsonschema.exceptions import best_match
-
-from packer.errors import InputError
-from packer.jsonio import dumps, loads
-from packer.model import Items
-from packer.pipeline import PackResult, cyclic_gc_paused, decide, rank, reserve
-from packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
-from packer.render import TRACE_SCHEMA_ID
-from packer.request import Request, parse_items, parse_request, request_to_json
-from packer.strategies import StrategyBase, build_strategy, parse_spec
-
-from .external import external_packer
-from .metrics import Citations, cell_metrics, prefix_stability
-from .scenarios import Scenario, expectation_failures, load_compiled
-from .schemafiles import validator
-from .yamlsafe import load_yaml
 
 __all__ = [
     "EvalConfig",
@@ -83,10 +81,15 @@ def load_config(path: Path) -> EvalConfig:
     if err is not None:
         where = "".join(f"/{p}" for p in err.absolute_path)
         raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")
-    root = path.resolve().parent.parent  # evals/<config>.yaml -> the project root
+    # A suite pattern is found beside the config (ctxpack init's layout), else in
+    # the folder above it (this repository's evals/<config>.yaml), else here.
+    bases = (path.resolve().parent, path.resolve().parent.parent)
     suites: list[Path] = []
     for i, pattern in enumerate(data["suites"]):
-        found = sorted(glob.glob(str(root / pattern))) or sorted(glob.glob(pattern))
+        found = next(
+            (hits for base in bases if (hits := sorted(glob.glob(str(base / pattern))))),
+            sorted(glob.glob(pattern)),
+        )
         if not found:
             raise lines.error(f"/suites/{i}", f"no compiled scenario file matches {pattern!r}")
         suites.extend(Path(p) for p in found)

@@ -9,11 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from packer import InputError, parse_request
-from packer.cli import write_atomic
-from packer.jsonio import loads
-from packer.pipeline import assemble
-from packer.strategies import REGISTRY, build_strategy
+from ctxpack.packer import InputError, parse_request
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import loads
+from ctxpack.packer.pipeline import assemble
+from ctxpack.packer.strategies import REGISTRY, build_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -56,10 +56,10 @@ from types import ModuleType
 from typing import Any, Final, TypeVar
 
 import numpy as np
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps
 
-import packer
-from packer.cli import write_atomic
-from packer.jsonio import dumps
+from ctxpack import packer
 
 __all__ = ["Corpus", "build_request", "load_corpus", "main", "pick_prompts"]
 

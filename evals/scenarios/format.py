@@ -23,17 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
+from ctxpack.evals.schemafiles import validator
+from ctxpack.packer.errors import InputError, pointer
+from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.pipeline import PackResult, assemble
+from ctxpack.packer.render import reasons_by_id
+from ctxpack.packer.request import parse_request, request_to_json
+from ctxpack.packer.strategies import REGISTRY, build_strategy
 from jsonschema.exceptions import best_match
-
-from packer.errors import InputError, pointer
-from packer.jsonio import dumps, loads
-from packer.pipeline import PackResult, assemble
-from packer.render import reasons_by_id
-from packer.request import parse_request, request_to_json
-from packer.strategies import REGISTRY, build_strategy
-
-from .schemafiles import validator
-from .yamlsafe import LineMap, load_yaml
 
 __all__ = [
     "SCENARIOS_SCHEMA_ID",
@@ -315,7 +313,7 @@ def compile_sources(loaded: Mapping[Path, list[Scenario]]) -> dict[Path, str]:
 
 def write_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> list[Path]:
     """Write every mirror atomically (each through a temporary file and a rename)."""
-    from packer.cli import write_atomic
+    from ctxpack.packer.files import write_atomic
 
     written = []
     for source, text in texts.items():

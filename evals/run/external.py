@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from packer.errors import InputError
-from packer.jsonio import dumps, loads
-from packer.schema import validate
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.schema import validate
 
 __all__ = ["FAILURES", "ExternalPacker", "Failure", "external_packer", "parse_packer"]
 

@@ -12,11 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
-
-from packer.model import QUARANTINED
-from packer.pipeline import PackResult
-from packer.render import pack_entry
-from packer.select import CategoryCaps
+from ctxpack.packer.model import QUARANTINED
+from ctxpack.packer.pipeline import PackResult
+from ctxpack.packer.render import pack_entry
+from ctxpack.packer.select import CategoryCaps
 
 __all__ = [
     "HARD_INVARIANTS",

@@ -20,10 +20,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from .runner import SCENARIO_BUDGET
+from ctxpack.evals.run.runner import SCENARIO_BUDGET
 
 if TYPE_CHECKING:  # report.py registers these renderers: no import cycle at run time
-    from .report import ReportContext
+    from ctxpack.evals.report.model import ReportContext
 
 __all__ = ["PLOTS", "latency", "recall_vs_budget", "recall_vs_stability", "strategy_colours"]
 

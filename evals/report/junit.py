@@ -26,10 +26,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .runner import SCENARIO_BUDGET
+from ctxpack.evals.run.runner import SCENARIO_BUDGET
 
 if TYPE_CHECKING:  # report.py registers this renderer: no import cycle at run time
-    from .report import ReportContext
+    from ctxpack.evals.report.model import ReportContext
 
 __all__ = ["render_junit"]
 

@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__
-from .errors import InputError
-from .jsonio import dumps, loads
-from .pipeline import pack
-from .request import parse_request
-from .schema import SCHEMAS, schema
-from .strategies import REGISTRY, build_strategy, parse_spec
-from .strategies.base import parse_value
+from ctxpack.packer import __version__
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.pipeline import pack
+from ctxpack.packer.request import parse_request
+from ctxpack.packer.schema import SCHEMAS, schema
+from ctxpack.packer.strategies import REGISTRY, build_strategy, parse_spec
+from ctxpack.packer.strategies.base import parse_value
 
 __all__ = ["main"]
 
@@ -34,23 +33,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise InputError("", message.replace("\n", " "), source="usage")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so a
-    failure never leaves a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is for secrets; this is output
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _read_json(path: str | None) -> tuple[Any, str]:
@@ -151,7 +133,7 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.name == "scenarios":  # the harness's file format
-        from evals.schemafiles import schema_text
+        from ctxpack.evals.schemafiles import schema_text
 
         sys.stdout.write(schema_text("scenarios.v1.json"))
         return EXIT_OK
@@ -167,7 +149,7 @@ def _scenario_sources(args: argparse.Namespace) -> list[Path]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from evals.importers import IMPORTERS  # the harness, imported only here
+    from ctxpack.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
 
     source = Path(args.path)
     scenarios, report = IMPORTERS[args.format](
@@ -187,7 +169,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from evals.tune import tune  # the harness, imported only here
+    from ctxpack.evals.tune import tune  # the harness, imported only here
 
     out, _ = tune(
         Path(args.config),
@@ -204,7 +186,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
     # The harness is imported here: the library must not depend on it.
-    from evals.scenarios import check_compiled, compile_sources, load_sources, write_compiled
+    from ctxpack.evals.scenarios.format import (
+        check_compiled,
+        compile_sources,
+        load_sources,
+        write_compiled,
+    )
 
     loaded = load_sources(_scenario_sources(args))
     count = sum(len(v) for v in loaded.values())
@@ -225,8 +212,19 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     return EXIT_FAIL if problems else EXIT_OK
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from ctxpack.evals.project import init_project  # the harness, imported only here
+
+    folder = Path(args.dir)
+    for path in init_project(folder):
+        print(f"wrote {path}")
+    where = "" if folder == Path(".") else f"cd {folder} && "
+    print(f"next: {where}ctxpack scenarios compile && ctxpack eval")
+    return EXIT_OK
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    from evals.evaluate import evaluate  # the harness, imported only here
+    from ctxpack.evals.run.evaluate import evaluate  # the harness, imported only here
 
     run_dir = evaluate(
         Path(args.config),
@@ -244,9 +242,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from evals.gate import run_gate  # the harness, imported only here
+    from ctxpack.evals.gate import run_gate  # the harness, imported only here
+    from ctxpack.evals.project import default_gates
 
-    result = run_gate(Path(args.baseline), Path(args.current), Path(args.gates))
+    gates = Path(args.gates) if args.gates else default_gates()
+    result = run_gate(Path(args.baseline), Path(args.current), gates)
     sys.stdout.write(result.render())
     return EXIT_OK if result.passed else EXIT_FAIL
 
@@ -298,8 +298,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-counter", default="lcm", choices=["lcm", "chars4", "cl100k"])
     p.set_defaults(func=cmd_import)
 
+    p = sub.add_parser(
+        "init", help="write a starter eval config, gates file and example scenario file"
+    )
+    p.add_argument("dir", nargs="?", default=".", help="folder to write into (default .)")
+    p.set_defaults(func=cmd_init)
+
     p = sub.add_parser("eval", help="run an eval config: strategies x scenarios x budgets")
-    p.add_argument("--config", default="evals/default.yaml", help="eval config YAML")
+    p.add_argument(
+        "--config", default="ctxpack.yaml", help="eval config YAML (default ./ctxpack.yaml)"
+    )
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
     p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
@@ -328,7 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the summary to check (default reports/latest/summary.json)",
     )
     p.add_argument(
-        "--gates", default="evals/gates.yaml", help="thresholds (default evals/gates.yaml)"
+        "--gates",
+        default=None,
+        help="thresholds (default ./gates.yaml if present, else the shipped gates)",
     )
     p.set_defaults(func=cmd_gate)
 

@@ -15,10 +15,10 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .runner import SCENARIO_BUDGET
+from ctxpack.evals.run.runner import SCENARIO_BUDGET
 
 if TYPE_CHECKING:  # report.py registers these renderers: no import cycle at run time
-    from .report import ReportContext
+    from ctxpack.evals.report.model import ReportContext
 
 __all__ = ["MAX_FAILURES", "MAX_SCENARIOS", "MAX_TURNS", "render_html"]
 
@@ -563,7 +563,12 @@ def render_html(ctx: ReportContext) -> str:
     """report.html: the run header (manifest), the plots, per budget the table of
     summary.md and the paired differences, latency, expectation failures, and
     the first scenarios with every strategy's pack (ids and texts)."""
-    from .plots import latency, recall_vs_budget, recall_vs_stability, strategy_colours
+    from ctxpack.evals.report.plots import (
+        latency,
+        recall_vs_budget,
+        recall_vs_stability,
+        strategy_colours,
+    )
 
     page = _Page(ctx, strategy_colours(ctx))
     plots = [

@@ -16,14 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
-
-from packer.jsonio import canonical_array, dumps, significant
-
-from .html import render_html
-from .metrics import HARD_INVARIANTS
-from .plots import latency, recall_vs_budget, recall_vs_stability
-from .runner import conversation_stability
-from .scenarios import Scenario
+from ctxpack.evals.metrics.cell import HARD_INVARIANTS
+from ctxpack.evals.report.html import render_html
+from ctxpack.evals.report.plots import latency, recall_vs_budget, recall_vs_stability
+from ctxpack.evals.run.runner import conversation_stability
+from ctxpack.evals.scenarios.format import Scenario
+from ctxpack.packer.jsonio import canonical_array, dumps, significant
 
 __all__ = [
     "METRICS",
@@ -418,7 +416,9 @@ def render_markdown(ctx: ReportContext) -> str:
 
 def render_junit(ctx: ReportContext) -> str:
     """junit.xml: every scenario expectation as a JUnit test case (evals/junit.py)."""
-    from .junit import render_junit as render  # lazily: junit.py refers back to ReportContext
+    from ctxpack.evals.report.junit import (
+        render_junit as render,  # lazily: junit.py refers back to ReportContext
+    )
 
     return render(ctx)
 

@@ -26,11 +26,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from packer.errors import InputError
-from packer.jsonio import loads
-from packer.request import parse_request, request_to_json
-
-from ..scenarios import Scenario, Turn
+from ctxpack.evals.scenarios.format import Scenario, Turn
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.jsonio import loads
+from ctxpack.packer.request import parse_request, request_to_json
 
 __all__ = ["CATEGORIES", "import_locomo"]
 

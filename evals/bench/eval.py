@@ -66,15 +66,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from packer.cli import write_atomic
-from packer.errors import InputError
-from packer.jsonio import dumps
-from packer.pipeline import cyclic_gc_paused, decide, rank, reserve
-from packer.strategies import build_strategy, parse_spec
-from packer.strategies.bm25 import Bm25Params
-
-from . import bench
-from .runner import (
+from ctxpack.evals.bench import pack as bench
+from ctxpack.evals.run.runner import (
     SCENARIO_BUDGET,
     EvalConfig,
     Task,
@@ -84,6 +77,12 @@ from .runner import (
     run_task,
     tasks,
 )
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps
+from ctxpack.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
+from ctxpack.packer.strategies import build_strategy, parse_spec
+from ctxpack.packer.strategies.bm25 import Bm25Params
 
 __all__ = ["main", "run"]
 
@@ -334,7 +333,7 @@ def measure_locomo(first: str, extras: Sequence[str], task_repeats: int) -> dict
     if not LOCOMO.exists():
         log(f"LoCoMo is not at {LOCOMO}: no LoCoMo grid figure")
         return None
-    from .importers.locomo import import_locomo
+    from ctxpack.evals.scenarios.importers.locomo import import_locomo
 
     with tempfile.TemporaryDirectory(prefix="ctxpack-locomo-") as tmp:
         root = Path(tmp)

@@ -1,0 +1,1 @@
+"""Per-cell metrics (relevance, oracle, invariants) and across-turn stability."""

@@ -1,0 +1,47 @@
+"""A ctxpack project's files: the starter set ``ctxpack init`` writes, and the
+defaults ``ctxpack eval`` and ``ctxpack gate`` fall back to.
+
+The starter set ships as package data (``evals/data/``), so an installed ctxpack
+works outside this repository: ``ctxpack init``, ``ctxpack scenarios compile``
+and ``ctxpack eval`` run it as it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import write_atomic
+
+__all__ = ["CONFIG", "GATES", "STARTER", "default_gates", "init_project"]
+
+DATA: Final = Path(__file__).resolve().parent / "data"
+CONFIG: Final = "ctxpack.yaml"  # `ctxpack eval` reads it from the working folder
+GATES: Final = "gates.yaml"  # `ctxpack gate` prefers it there to the shipped one
+# what `ctxpack init DIR` writes (relative to DIR) from which shipped file
+STARTER: Final = {
+    CONFIG: "ctxpack.yaml",
+    GATES: "gates.yaml",
+    "scenarios/example.yaml": "example.yaml",
+}
+
+
+def default_gates() -> Path:
+    """``gates.yaml`` in the working folder when there is one, else the shipped gates."""
+    local = Path(GATES)
+    return local if local.exists() else DATA / "gates.yaml"
+
+
+def init_project(folder: Path) -> list[Path]:
+    """Write the starter set into ``folder``; refuse, writing nothing, if any of
+    its files already exists (a user's file is never overwritten)."""
+    targets = {folder / rel: DATA / shipped for rel, shipped in STARTER.items()}
+    for target in targets:
+        if target.exists():
+            raise InputError(
+                "", "already exists; ctxpack init writes nothing over a file", source=str(target)
+            )
+    for target, shipped in targets.items():
+        write_atomic(target, shipped.read_text("utf-8"))
+    return list(targets)

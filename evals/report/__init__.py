@@ -1,0 +1,1 @@
+"""Reports: one model computed once (model.py), one renderer per format."""

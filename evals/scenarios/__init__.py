@@ -1,0 +1,1 @@
+"""The scenario lane: the format and its safe YAML, the compiler, importers of datasets."""
