@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: eval eval-locomo test check bench golden gate baseline clean
+.PHONY: eval eval-locomo test check bench golden gate baseline installed clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,5 +53,19 @@ bench: $(STAMP)
 	$(PY) -m ctxpack.evals.bench.pack
 	$(PY) -m ctxpack.evals.bench.eval
 
+## installed: build the wheel, install it in a fresh venv, and run ctxpack init, scenarios
+## compile, eval and gate in an empty folder outside the repository (CI runs it)
+INSTALLED := build/installed
+installed: $(STAMP)
+	rm -rf $(INSTALLED) && mkdir -p $(INSTALLED)
+	$(PY) -m pip wheel --quiet --no-deps -w $(INSTALLED)/dist .
+	$(PYTHON) -m venv $(INSTALLED)/venv
+	$(INSTALLED)/venv/bin/python -m pip install --quiet "$$(ls $(INSTALLED)/dist/ctxpack-*.whl)[eval]"
+	cd "$$(mktemp -d)" && pwd && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack init && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack scenarios compile && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack eval --jobs 1 > eval.log && tail -n 1 eval.log && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack gate --baseline reports/latest/summary.json
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

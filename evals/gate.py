@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from jsonschema.exceptions import best_match
+
 from ctxpack.evals.report.model import SUMMARY_SCHEMA_ID
 from ctxpack.evals.scenarios.yamlsafe import load_yaml
 from ctxpack.evals.schemafiles import validator
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import loads
-from jsonschema.exceptions import best_match
 
 __all__ = [
     "GATES_SCHEMA_ID",

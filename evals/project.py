@@ -14,7 +14,7 @@ from typing import Final
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.files import write_atomic
 
-__all__ = ["CONFIG", "GATES", "STARTER", "default_gates", "init_project"]
+__all__ = ["CONFIG", "GATES", "STARTER", "default_gates", "init_project", "shipped_space"]
 
 DATA: Final = Path(__file__).resolve().parent / "data"
 CONFIG: Final = "ctxpack.yaml"  # `ctxpack eval` reads it from the working folder
@@ -31,6 +31,20 @@ def default_gates() -> Path:
     """``gates.yaml`` in the working folder when there is one, else the shipped gates."""
     local = Path(GATES)
     return local if local.exists() else DATA / "gates.yaml"
+
+
+def shipped_space(strategy: str) -> Path:
+    """The search space ``ctxpack tune`` uses for ``strategy`` when given none."""
+    path = DATA / "spaces" / f"{strategy}.yaml"
+    if not path.exists():
+        shipped = sorted(p.stem for p in (DATA / "spaces").glob("*.yaml"))
+        raise InputError(
+            "--space",
+            f"no shipped search space for strategy {strategy!r}; pass --space FILE",
+            expected="one of " + ", ".join(shipped),
+            found=strategy,
+        )
+    return path
 
 
 def init_project(folder: Path) -> list[Path]:

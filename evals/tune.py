@@ -24,15 +24,17 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from ctxpack.evals.report.model import mean_ci, paired
-from ctxpack.evals.run.runner import load_config, run_cells
+from jsonschema.exceptions import best_match
+
+from ctxpack.evals.report.stats import mean_ci, paired
+from ctxpack.evals.run.config import load_config
+from ctxpack.evals.run.runner import run_cells
 from ctxpack.evals.scenarios.yamlsafe import load_yaml
 from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import InputError
+from ctxpack.packer.errors import InputError, require
 from ctxpack.packer.files import write_atomic
 from ctxpack.packer.jsonio import dumps, significant
 from ctxpack.packer.strategies import build_strategy
-from jsonschema.exceptions import best_match
 
 __all__ = ["tune"]
 
@@ -93,6 +95,7 @@ def tune(
     executor: str = "process",
 ) -> tuple[Path, dict[str, Any]]:
     """Run the search; write tune.json and tune.md; return the directory and result."""
+    require("scipy", "eval", "ctxpack tune")  # its statistics; checked before the search
     config = load_config(config_path)
     space = _load_space(space_path, strategy)
     metric = space.get("metric", "evidence_recall")

@@ -3,7 +3,10 @@ expected and what was found. The CLI prints ``str(error)`` and exits 2."""
 
 from __future__ import annotations
 
-__all__ = ["InputError", "pointer"]
+import importlib
+from types import ModuleType
+
+__all__ = ["InputError", "MissingExtraError", "pointer", "require"]
 
 
 def pointer(*parts: str | int) -> str:
@@ -41,6 +44,26 @@ class InputError(ValueError):
         if self.expected is not None:
             text += f" (expected {self.expected}, found {_show(self.found)})"
         return text
+
+
+class MissingExtraError(InputError):
+    """An optional dependency is not installed: bad set-up, said in one line that
+    names the extra to install (exit 2), never an internal error."""
+
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        super().__init__(
+            "",
+            f"{what} needs the {extra} extra ({module} is not installed): "
+            f"pip install 'ctxpack[{extra}]'",
+        )
+
+
+def require(module: str, extra: str, what: str) -> ModuleType:
+    """Import an optional dependency, or raise :class:`MissingExtraError`."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(what, extra, module) from None
 
 
 def _show(value: object) -> str:

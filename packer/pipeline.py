@@ -1,25 +1,23 @@
 """The pack pipeline: request -> reserve tail and anchors -> score -> fill -> result.
 
 Each step is a plain function over plain data; strategies only score and order
-(:mod:`packer.strategies`). The result keeps every per-candidate decision as
+(:mod:`packer.strategies`). The result (:mod:`packer.result`) keeps every per-candidate decision as
 arrays; :mod:`packer.render` turns it into ContextPack v1 and the trace.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from .model import QUARANTINED, Items
-from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL, OUTCOMES
+from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL
 from .request import Request, parse_request
 from .reserve import fresh_tail_start
+from .result import Mode, PackResult, cyclic_gc_paused
 from .select import CategoryCaps, fill, fits_whole
 from .strategies import Ranking, ScoringView
 
@@ -35,96 +33,6 @@ __all__ = [
     "rank",
     "reserve",
 ]
-
-Mode = Literal["full-fit", "chronological", "ranked"]
-
-_KEPT = np.zeros(len(OUTCOMES), dtype=bool)  # per outcome code: is the item packed?
-_KEPT[[O_TAIL, O_ANCHORED, O_INCLUDED]] = True
-
-
-@dataclass(frozen=True, eq=False)
-class PackResult:
-    """Everything decided for one request. Arrays are over ``request.items``
-    (ordinal order); ``evictable`` holds the positions that were scored."""
-
-    request: Request
-    mode: Mode
-    ranking: Ranking
-    evictable: np.ndarray
-    outcome: np.ndarray  # reasons.O_* per item
-    in_tail: np.ndarray
-    anchored: np.ndarray
-    rank: np.ndarray  # 1-based position in the strategy's order; 0 = not ranked
-    tail_start: int | None
-    tail_tokens: int
-    anchor_tokens: int
-    remaining_tokens: int
-    evictable_slots: int | None
-
-    @property
-    def items(self) -> Items:
-        return self.request.items
-
-    @cached_property
-    def included(self) -> np.ndarray:
-        """Which items are packed (computed once: metrics read it many times)."""
-        kept: np.ndarray = _KEPT[self.outcome]
-        return kept
-
-    @property
-    def selected_ids(self) -> list[str]:
-        """Ids of the packed items, in ordinal order."""
-        ids = self.items.ids
-        return [ids[i] for i in np.flatnonzero(self.included).tolist()]
-
-    @property
-    def used_tokens(self) -> int:
-        return int(self.items.tokens[self.included].sum())
-
-    @property
-    def evictable_tokens_used(self) -> int:
-        return self.used_tokens - self.tail_tokens - self.anchor_tokens
-
-    @property
-    def over_budget(self) -> bool:
-        """True when the always-kept items alone exceed the budget (flagged, kept)."""
-        return self.tail_tokens + self.anchor_tokens > self.request.budget_tokens
-
-    def scores(self) -> np.ndarray:
-        """The strategy's score per item; NaN where nothing was scored."""
-        out = np.full(len(self.items), np.nan)
-        if self.ranking.scores is not None:
-            out[self.evictable] = self.ranking.scores
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        from .render import render
-
-        return render(self)
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        from .jsonio import dumps
-
-        with cyclic_gc_paused():  # rendering builds no cycles either
-            return dumps(self.to_dict(), indent=indent, prepared=True)  # floats pre-rounded
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the duration of a pack.
-
-    Packing 100k items allocates millions of small objects (term lists) and no
-    reference cycles, so every collection the allocations trigger scans the heap
-    for nothing; they made packing grow faster than linearly with the item count.
-    Reference counting still frees everything; the collector's state is restored.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def pack(request: Request | Mapping[str, Any]) -> PackResult:

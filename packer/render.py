@@ -28,7 +28,7 @@ from .reasons import (
 from .tokens import count_tokens
 
 if TYPE_CHECKING:
-    from .pipeline import PackResult
+    from .result import PackResult
 
 __all__ = [
     "PACK_SCHEMA_ID",

@@ -10,13 +10,27 @@ test checks that it accepts exactly what this module accepts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any, Final
 
 import numpy as np
 
+from .checks import (
+    INT64_MAX,
+    MISSING,
+    check_choice,
+    check_int,
+    check_object,
+    check_str,
+    checked_column,
+    codes,
+    fail,
+    int_array,
+    read_columns,
+    refuse_duplicates,
+    types_within,
+)
 from .errors import InputError, pointer
 from .lcm import content_block_tokens, priced_texts
 from .model import (
@@ -31,7 +45,7 @@ from .model import (
     content_block_mask,
 )
 from .strategies import Strategy, build_strategy, parse_spec
-from .tokens import COUNTERS, MissingExtraError, count_tokens
+from .tokens import COUNTERS, count_tokens
 
 __all__ = [
     "DEFAULT_TS",
@@ -81,7 +95,6 @@ _REQUEST_FIELDS: Final = frozenset(
         "category_caps",
     ]
 )
-_INT64_MAX: Final = 2**62  # headroom so sums of counts never overflow int64
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,175 +113,42 @@ class Request:
     category_caps: Mapping[str, int]
 
 
-# ---------------------------------------------------------------- validation
-
-
-def _fail(where: str, message: str, expected: str, found: object) -> InputError:
-    return InputError(where, message, expected=expected, found=found)
-
-
-def _check_int(value: Any, where: str, minimum: int | None = None) -> int:
-    """An integer (JSON Schema sense: 3.0 is 3), never a boolean."""
-    if type(value) is float and value.is_integer():
-        value = int(value)
-    if type(value) is not int:
-        raise _fail(where, "wrong type", "an integer", value)
-    if minimum is not None and value < minimum:
-        raise _fail(where, "out of range", f"an integer >= {minimum}", value)
-    if abs(value) > _INT64_MAX:
-        raise _fail(where, "out of range", f"an integer of magnitude <= {_INT64_MAX}", value)
-    return value
-
-
-def _check_str(value: Any, where: str, *, nullable: bool = False, nonempty: bool = False) -> Any:
-    if value is None and nullable:
-        return None
-    if type(value) is not str:
-        raise _fail(where, "wrong type", "a string" + (" or null" if nullable else ""), value)
-    if nonempty and not value:
-        raise _fail(where, "empty string", "a non-empty string", value)
-    return value
-
-
-def _check_choice(value: Any, where: str, choices: Sequence[str]) -> str:
-    if type(value) is not str or value not in choices:
-        raise _fail(where, "unknown value", "one of " + "|".join(choices), value)
-    return value
-
-
-def _check_object(value: Any, where: str, allowed: frozenset[str] | None = None) -> dict[str, Any]:
-    if type(value) is not dict:
-        raise _fail(where, "wrong type", "an object", value)
-    if allowed is not None:
-        unknown = sorted(set(value) - allowed)
-        if unknown:
-            raise _fail(
-                pointer_join(where, unknown[0]),
-                "unknown field",
-                "one of " + ", ".join(sorted(allowed)),
-                unknown[0],
-            )
-    return value
-
-
-def pointer_join(base: str, *parts: str | int) -> str:
-    return (base if base != "/" else "") + pointer(*parts)
-
-
-_MISSING: Final = object()
-
-
-def _read_columns(items: list[dict[str, Any]], keys: list[str]) -> dict[str, list[Any]]:
-    """``key -> [value of every item]`` (``_MISSING`` where an item lacks the key),
-    reading the item dicts once: they do not stay in the CPU cache at 100k items."""
-    if not keys:
-        return {}
-    try:
-        rows = map(itemgetter(*keys), items)
-        if len(keys) == 1:
-            return {keys[0]: list(rows)}
-        return dict(zip(keys, map(list, zip(*rows, strict=True)), strict=True))
-    except KeyError:  # items differ in their keys
-        return {key: [it.get(key, _MISSING) for it in items] for key in keys}
-
-
-def _checked(
-    values: list[Any],
-    key: str,
-    check: Callable[[Any, str], Any],
-    fast: Callable[[list[Any]], bool],
-) -> list[Any]:
-    """``values`` of field ``key``, checked. ``fast(values)`` is a whole-column test
-    that, when true, proves every present value passes ``check``; the per-value
-    loop then only runs to name the first bad value."""
-    if fast(values):
-        return values
-    return [
-        v if v is _MISSING else check(v, pointer("items", i, key)) for i, v in enumerate(values)
-    ]
-
-
-def _types_within(*types: type) -> Callable[[list[Any]], bool]:
-    allowed = frozenset((*types, type(_MISSING)))
-    return lambda values: set(map(type, values)) <= allowed
-
-
-def _codes(
-    values: list[Any] | None, key: str, choices: Sequence[str], default: str, n: int
-) -> np.ndarray:
-    """Int8 codes of a closed-set field (its index in ``choices``)."""
-    if values is None:
-        return np.full(n, choices.index(default), dtype=np.int8)
-    lookup: dict[Any, int] = {c: i for i, c in enumerate(choices)}
-    lookup[_MISSING] = choices.index(default)
-    try:
-        return np.fromiter(map(lookup.__getitem__, values), dtype=np.int8, count=n)
-    except (KeyError, TypeError):
-        for i, v in enumerate(values):
-            if v is not _MISSING:
-                _check_choice(v, pointer("items", i, key), choices)
-        raise AssertionError("unreachable") from None
-
-
-def _int_array(
-    values: list[Any] | None, key: str, minimum: int | None, default: np.ndarray
-) -> np.ndarray:
-    """A checked integer field as int64; absent values are taken from ``default``."""
-    if values is None:
-        return default.copy()
-    lo = -_INT64_MAX if minimum is None else minimum
-
-    def fast(vs: list[Any]) -> bool:
-        given = [v for v in vs if v is not _MISSING] if _MISSING in vs else vs
-        return not given or (
-            set(map(type, given)) == {int} and min(given) >= lo and max(given) <= _INT64_MAX
-        )
-
-    checked = _checked(values, key, lambda v, w: _check_int(v, w, minimum), fast)
-    if _MISSING not in checked:
-        return np.array(checked, dtype=np.int64)
-    out = default.copy()
-    given = [i for i, v in enumerate(checked) if v is not _MISSING]
-    out[given] = [checked[i] for i in given]
-    return out
-
-
 def _parse_items(raw: Any, counter: str) -> Items:
     if type(raw) is not list:
-        raise _fail("/items", "wrong type", "an array", raw)
+        raise fail("/items", "wrong type", "an array", raw)
     n = len(raw)
     if not set(map(type, raw)) <= {dict}:
         i = next(i for i, it in enumerate(raw) if type(it) is not dict)
-        raise _fail(pointer("items", i), "wrong type", "an object", raw[i])
+        raise fail(pointer("items", i), "wrong type", "an object", raw[i])
     present: set[str] = set().union(*raw) if raw else set()
     unknown = present - _ITEM_FIELDS
     if unknown:
         first = next(i for i, it in enumerate(raw) if set(it) - _ITEM_FIELDS)
         key = sorted(set(raw[first]) - _ITEM_FIELDS)[0]
-        raise _fail(
+        raise fail(
             pointer("items", first, key),
             "unknown field",
             "one of " + ", ".join(sorted(_ITEM_FIELDS)),
             key,
         )
-    columns = _read_columns(raw, sorted(present))
+    columns = read_columns(raw, sorted(present))
     for key in ("id", "text"):
         values = columns.get(key)
-        if n and (values is None or _MISSING in values):
-            at = 0 if values is None else values.index(_MISSING)
+        if n and (values is None or MISSING in values):
+            at = 0 if values is None else values.index(MISSING)
             raise InputError(pointer("items", at), f"missing required field '{key}'")
 
-    ids = _checked(
+    ids = checked_column(
         columns.get("id", []),
         "id",
-        lambda v, w: _check_str(v, w, nonempty=True),
+        lambda v, w: check_str(v, w, nonempty=True),
         lambda vs: set(map(type, vs)) <= {str} and all(vs),
     )
-    texts = _checked(columns.get("text", []), "text", _check_str, _types_within(str))
-    _refuse_duplicates(ids, "id")
-    ordinals = _int_array(columns.get("ordinal"), "ordinal", None, np.arange(n, dtype=np.int64))
+    texts = checked_column(columns.get("text", []), "text", check_str, types_within(str))
+    refuse_duplicates(ids, "id")
+    ordinals = int_array(columns.get("ordinal"), "ordinal", None, np.arange(n, dtype=np.int64))
     if "ordinal" in columns:
-        _refuse_duplicates(ordinals.tolist(), "ordinal")
+        refuse_duplicates(ordinals.tolist(), "ordinal")
 
     def flag(key: str) -> np.ndarray:
         values = columns.get(key)
@@ -277,29 +157,29 @@ def _parse_items(raw: Any, counter: str) -> Items:
 
         def check(v: Any, where: str) -> bool:
             if type(v) is not bool:
-                raise _fail(where, "wrong type", "a boolean", v)
+                raise fail(where, "wrong type", "a boolean", v)
             return v
 
-        checked = _checked(values, key, check, _types_within(bool))
+        checked = checked_column(values, key, check, types_within(bool))
         return np.array([v is True for v in checked], dtype=bool)
 
     def optional_str(key: str) -> list[str | None]:
         values = columns.get(key)
         if values is None:
             return [None] * n
-        checked = _checked(
+        checked = checked_column(
             values,
             key,
-            lambda v, w: _check_str(v, w, nullable=True),
-            _types_within(str, type(None)),
+            lambda v, w: check_str(v, w, nullable=True),
+            types_within(str, type(None)),
         )
-        return [None if v is _MISSING else v for v in checked]
+        return [None if v is MISSING else v for v in checked]
 
     # Defaults chain: turn <- ordinal, last_mention_turn <- turn.
-    turns = _int_array(columns.get("turn"), "turn", None, ordinals)
+    turns = int_array(columns.get("turn"), "turn", None, ordinals)
     zeros = np.zeros(n, dtype=np.int64)
-    kinds = _codes(columns.get("kind"), "kind", KINDS, "message", n)
-    roles = _codes(columns.get("role"), "role", ROLES, "user", n)
+    kinds = codes(columns.get("kind"), "kind", KINDS, "message", n)
+    roles = codes(columns.get("role"), "role", ROLES, "user", n)
     items = Items(
         ids=ids,
         texts=texts,
@@ -307,14 +187,14 @@ def _parse_items(raw: Any, counter: str) -> Items:
         roles=roles,
         kinds=kinds,
         tokens=_resolve_tokens(ids, texts, roles, kinds, columns.get("tokens"), counter),
-        trust=_codes(columns.get("trust"), "trust", TRUST, "unknown", n),
-        importance=_codes(columns.get("importance"), "importance", IMPORTANCE, "unknown", n),
+        trust=codes(columns.get("trust"), "trust", TRUST, "unknown", n),
+        importance=codes(columns.get("importance"), "importance", IMPORTANCE, "unknown", n),
         anchored=flag("anchored"),
         categories=optional_str("category"),
         turns=turns,
-        mentions=_int_array(columns.get("mentions"), "mentions", 0, zeros),
-        references=_int_array(columns.get("references"), "references", 0, zeros),
-        last_mention_turns=_int_array(
+        mentions=int_array(columns.get("mentions"), "mentions", 0, zeros),
+        references=int_array(columns.get("references"), "references", 0, zeros),
+        last_mention_turns=int_array(
             columns.get("last_mention_turn"), "last_mention_turn", None, turns
         ),
         urls=optional_str("url"),
@@ -323,19 +203,6 @@ def _parse_items(raw: Any, counter: str) -> Items:
     if n and not bool(np.all(order[:-1] < order[1:])):
         items = items.take(order, subset=False)
     return items
-
-
-def _refuse_duplicates(values: Sequence[Any], key: str) -> None:
-    if len(set(values)) == len(values):
-        return
-    first: dict[Any, int] = {}
-    for i, value in enumerate(values):
-        if value in first:
-            raise InputError(
-                pointer("items", i, key),
-                f"duplicate {key} {value!r} (first at {pointer('items', first[value], key)})",
-            )
-        first[value] = i
 
 
 def _resolve_tokens(
@@ -351,7 +218,7 @@ def _resolve_tokens(
     under the ``lcm`` counter, assistant and tool messages as lossless-claw's JSON
     content blocks."""
     missing = np.full(len(texts), -1, dtype=np.int64)
-    out = missing if given is None else _int_array(given, "tokens", 0, missing)
+    out = missing if given is None else int_array(given, "tokens", 0, missing)
     todo = np.flatnonzero(out < 0)
     if not len(todo):
         return out
@@ -368,10 +235,7 @@ def _resolve_tokens(
 
 def parse_items(raw: Any, counter: str = "lcm") -> Items:
     """Validate and normalise a request's ``items`` array on its own."""
-    try:
-        return _parse_items(raw, counter)
-    except MissingExtraError as exc:
-        raise InputError("/token_counter", str(exc)) from None
+    return _parse_items(raw, counter)
 
 
 def parse_request(obj: Any, *, source: str | None = None, items: Items | None = None) -> Request:
@@ -386,39 +250,37 @@ def parse_request(obj: Any, *, source: str | None = None, items: Items | None = 
         if source:
             raise exc.with_source(source) from None
         raise
-    except MissingExtraError as exc:
-        raise InputError("/token_counter", str(exc), source=source) from None
 
 
 def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
-    req = _check_object(obj, "/", _REQUEST_FIELDS)
+    req = check_object(obj, "/", _REQUEST_FIELDS)
     if "schema" in req and req["schema"] != REQUEST_SCHEMA_ID:
-        raise _fail("/schema", "unsupported request schema", REQUEST_SCHEMA_ID, req["schema"])
+        raise fail("/schema", "unsupported request schema", REQUEST_SCHEMA_ID, req["schema"])
     for key in ("items", "budget_tokens"):
         if key not in req:
             raise InputError("/", f"missing required field '{key}'")
 
-    counter = _check_choice(req.get("token_counter", "lcm"), "/token_counter", COUNTERS)
+    counter = check_choice(req.get("token_counter", "lcm"), "/token_counter", COUNTERS)
     budget = _check_budget(req["budget_tokens"])
     max_items = req.get("max_items")
     if max_items is not None:
-        max_items = _check_int(max_items, "/max_items", 1)
-    prompt = _check_str(req.get("prompt"), "/prompt", nullable=True)
-    trust_policy = _check_choice(req.get("trust_policy", "off"), "/trust_policy", TRUST_POLICIES)
-    ts = _check_str(req.get("ts", DEFAULT_TS), "/ts")
-    scope = _check_str(req.get("scope"), "/scope", nullable=True)
+        max_items = check_int(max_items, "/max_items", 1)
+    prompt = check_str(req.get("prompt"), "/prompt", nullable=True)
+    trust_policy = check_choice(req.get("trust_policy", "off"), "/trust_policy", TRUST_POLICIES)
+    ts = check_str(req.get("ts", DEFAULT_TS), "/ts")
+    scope = check_str(req.get("scope"), "/scope", nullable=True)
 
-    tail_raw = _check_object(
+    tail_raw = check_object(
         req.get("fresh_tail", {}), "/fresh_tail", frozenset({"count", "max_tokens"})
     )
     fresh_tail = FreshTail(
         # lossless-claw protects nothing when freshTailCount <= 0
-        count=max(0, _check_int(tail_raw.get("count", 0), "/fresh_tail/count")),
+        count=max(0, check_int(tail_raw.get("count", 0), "/fresh_tail/count")),
         max_tokens=_tail_cap(tail_raw.get("max_tokens")),
     )
 
-    caps_raw = _check_object(req.get("category_caps", {}), "/category_caps")
-    caps = {k: _check_int(v, pointer("category_caps", k), 0) for k, v in sorted(caps_raw.items())}
+    caps_raw = check_object(req.get("category_caps", {}), "/category_caps")
+    caps = {k: check_int(v, pointer("category_caps", k), 0) for k, v in sorted(caps_raw.items())}
 
     strategy = _parse_strategy(req.get("strategy", {"name": "chronological"}))
     items = _parse_items(req["items"], counter) if parsed is None else parsed
@@ -427,7 +289,7 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
     if current_turn is None:
         current_turn = int(items.turns.max()) if len(items) else 0
     else:
-        current_turn = _check_int(current_turn, "/current_turn")
+        current_turn = check_int(current_turn, "/current_turn")
 
     return Request(
         items=items,
@@ -449,14 +311,14 @@ def _check_budget(value: Any) -> int:
     """A positive integer. lossless-claw accepts 0 (and keeps only the fresh tail),
     but ContextPack v1 requires ``budgetTokens > 0``, so ctxpack refuses it."""
     if value == 0 and type(value) in (int, float):
-        raise _fail(
+        raise fail(
             "/budget_tokens",
             "out of range (ContextPack v1 needs budgetTokens > 0; lossless-claw would "
             "accept 0 and keep only the fresh tail)",
             "an integer >= 1",
             value,
         )
-    return _check_int(value, "/budget_tokens", 1)
+    return check_int(value, "/budget_tokens", 1)
 
 
 def _tail_cap(value: Any) -> int | None:
@@ -466,10 +328,10 @@ def _tail_cap(value: Any) -> int | None:
     if value is None:
         return None
     if type(value) not in (int, float):
-        raise _fail(where, "wrong type", "a number or null", value)
-    if value < 0 or not math.isfinite(value) or value > _INT64_MAX:
+        raise fail(where, "wrong type", "a number or null", value)
+    if value < 0 or not math.isfinite(value) or value > INT64_MAX:
         return None  # no cap (a cap above any sum of counts caps nothing)
-    return _check_int(math.floor(value), where, 0)
+    return check_int(math.floor(value), where, 0)
 
 
 def _parse_strategy(raw: Any) -> Strategy:
@@ -477,11 +339,11 @@ def _parse_strategy(raw: Any) -> Strategy:
     if type(raw) is str:
         name, params = parse_spec(raw, "/strategy")
         return build_strategy(name, params, "/strategy")
-    spec = _check_object(raw, "/strategy", frozenset({"name", "params"}))
+    spec = check_object(raw, "/strategy", frozenset({"name", "params"}))
     if "name" not in spec:
         raise InputError("/strategy", "missing required field 'name'")
-    name = _check_str(spec["name"], "/strategy/name", nonempty=True)
-    params = _check_object(spec.get("params", {}), "/strategy/params")
+    name = check_str(spec["name"], "/strategy/name", nonempty=True)
+    params = check_object(spec.get("params", {}), "/strategy/params")
     return build_strategy(name, params, "/strategy")
 
 

@@ -24,6 +24,7 @@ from typing import Literal, Protocol
 
 import regex
 
+from .errors import require
 from .termstats import ListStats, TermStats, scan_or_list
 
 __all__ = [
@@ -135,13 +136,8 @@ def _unicode_terms(lowered: str) -> list[str]:
 
 @cache
 def _stemmer(name: str) -> Callable[[str], str]:
-    try:
-        import Stemmer
-    except ImportError:
-        raise ModuleNotFoundError(
-            "stem='english' needs PyStemmer: pip install 'ctxpack[stem]'"
-        ) from None
-    stem_word = Stemmer.Stemmer(name).stemWord
+    stemmer = require("Stemmer", "stem", f"stem={name!r}")
+    stem_word = stemmer.Stemmer(name).stemWord
     memo: dict[str, str] = {}
 
     def stem(term: str) -> str:
@@ -159,6 +155,10 @@ class Analyzer:
 
     stopwords: StopwordsName = "none"
     stem: StemName = "none"
+
+    def __post_init__(self) -> None:
+        if self.stem != "none":  # a missing stem extra is found when the spec is built
+            _stemmer(self.stem)
 
     def terms(self, text: str) -> list[str]:
         """Terms of one text, in order, with repeats."""

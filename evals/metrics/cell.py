@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
+
 from ctxpack.packer.model import QUARANTINED
 from ctxpack.packer.pipeline import PackResult
 from ctxpack.packer.render import pack_entry
@@ -25,7 +26,6 @@ __all__ = [
     "ndcg_at",
     "oracle_recall",
     "pack_ranking",
-    "prefix_stability",
 ]
 
 # Must be exactly 0 in every cell: a pack that breaks one is wrong, not worse.
@@ -204,18 +204,3 @@ def cell_metrics(
         "selected_count": int(included.sum()),
         "over_budget": int(result.over_budget),
     }
-
-
-def prefix_stability(previous: Sequence[str], current: Sequence[str]) -> float:
-    """Share of the previous pack's prefix kept unchanged by the next pack: the
-    longest common prefix (in pack order) over the previous pack's length. A
-    provider's prompt cache survives exactly that prefix; 1.0 when the previous
-    pack was empty."""
-    if not previous:
-        return 1.0
-    common = 0
-    for a, b in zip(previous, current, strict=False):
-        if a != b:
-            break
-        common += 1
-    return common / len(previous)

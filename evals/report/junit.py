@@ -24,12 +24,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from ctxpack.evals.run.runner import SCENARIO_BUDGET
-
-if TYPE_CHECKING:  # report.py registers this renderer: no import cycle at run time
-    from ctxpack.evals.report.model import ReportContext
+from ctxpack.evals.report.model import ReportContext
+from ctxpack.evals.run.config import SCENARIO_BUDGET
 
 __all__ = ["render_junit"]
 

@@ -18,12 +18,10 @@ import inspect
 import io
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from ctxpack.evals.run.runner import SCENARIO_BUDGET
-
-if TYPE_CHECKING:  # report.py registers these renderers: no import cycle at run time
-    from ctxpack.evals.report.model import ReportContext
+from ctxpack.evals.report.model import ReportContext
+from ctxpack.evals.run.config import SCENARIO_BUDGET
 
 __all__ = ["PLOTS", "latency", "recall_vs_budget", "recall_vs_stability", "strategy_colours"]
 
@@ -306,7 +304,7 @@ def latency(ctx: ReportContext) -> bytes:
         return _png(fig)
 
 
-# Plot renderers by output file name (registered in ``evals.report.RENDERERS``).
+# Plot renderers by output file name (registered in ``renderers.RENDERERS``).
 PLOTS: Final = {
     "recall_vs_budget.png": recall_vs_budget,
     "recall_vs_stability.png": recall_vs_stability,

@@ -16,15 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxpack.evals.report.model import RENDERERS, ReportContext, build_report, order_records
+from ctxpack.evals.report.model import ReportContext, build_report, order_records
+from ctxpack.evals.report.renderers import RENDERERS
+from ctxpack.evals.run.config import EvalConfig, load_config
 from ctxpack.evals.run.external import parse_packer
-from ctxpack.evals.run.runner import EvalConfig, load_config, run_cells, tasks
+from ctxpack.evals.run.runner import run_cells, tasks
 from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import InputError
+from ctxpack.packer import __version__
+from ctxpack.packer.errors import require
 from ctxpack.packer.files import write_atomic
 from ctxpack.packer.jsonio import dumps
-
-from ctxpack import packer
 
 __all__ = ["evaluate", "manifest", "validate_summary"]
 
@@ -38,15 +39,10 @@ def validate_summary(summary: Any) -> list[str]:
 
 
 def _require_extra() -> None:
-    try:
-        import scipy  # noqa: F401
-        import tqdm  # noqa: F401
-    except ImportError:
-        raise InputError(
-            "",
-            "ctxpack eval needs the eval extra: pip install 'ctxpack[eval]'",
-            source="ctxpack eval",
-        ) from None
+    """Checked before any work: a missing plotting library must not surface only
+    after the whole grid has run."""
+    for module in ("scipy", "tqdm", "matplotlib"):
+        require(module, "eval", "ctxpack eval")
 
 
 def write_output(path: Path, content: str | bytes) -> None:
@@ -91,7 +87,7 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
     )
     return {
         "name": config.name,
-        "ctxpack_version": packer.__version__,
+        "ctxpack_version": __version__,
         "git_commit": _git_commit(root),
         "python": platform.python_version(),
         "platform": platform.platform(),

@@ -12,24 +12,20 @@ records by cell key, so they do not depend on the executor or the finishing orde
 from __future__ import annotations
 
 import dataclasses
-import glob
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from ctxpack.evals.metrics.cell import Citations, cell_metrics, prefix_stability
+
+from ctxpack.evals.metrics.cell import Citations, cell_metrics
+from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
+from ctxpack.evals.run.executors import Map, executor_map
 from ctxpack.evals.run.external import external_packer
 from ctxpack.evals.scenarios.format import Scenario, expectation_failures, load_compiled
-from ctxpack.evals.scenarios.yamlsafe import load_yaml
-from ctxpack.evals.schemafiles import validator
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps, loads
 from ctxpack.packer.model import Items
@@ -38,12 +34,9 @@ from ctxpack.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUT
 from ctxpack.packer.render import TRACE_SCHEMA_ID
 from ctxpack.packer.request import Request, parse_items, parse_request, request_to_json
 from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
-from jsonschema.exceptions import best_match
 
 __all__ = [
-    "EvalConfig",
     "Task",
-    "load_config",
     "parsed_turns",
     "read_results",
     "run_cells",
@@ -51,86 +44,7 @@ __all__ = [
     "tasks",
 ]
 
-SCENARIO_BUDGET: Final = "scenario"
 RESULTS: Final = "results.jsonl"
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    name: str
-    suites: tuple[Path, ...]
-    specs: tuple[str, ...]  # canonical spec strings, in config order
-    budgets: tuple[int | str, ...]
-    baseline: str
-    resamples: int
-    confidence: float
-    seed: int
-    source: Path
-    token_counter: str | None = None
-    breakdown_tags: tuple[str, ...] = ()
-
-    def strategy(self, spec: str) -> StrategyBase:
-        name, params = parse_spec(spec)
-        return build_strategy(name, params)
-
-
-def load_config(path: Path) -> EvalConfig:
-    """A validated eval config; errors name the file, line and field."""
-    data, lines = load_yaml(path)
-    err = best_match(validator("eval-config.v1.json").iter_errors(data))
-    if err is not None:
-        where = "".join(f"/{p}" for p in err.absolute_path)
-        raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")
-    # A suite pattern is found beside the config (ctxpack init's layout), else in
-    # the folder above it (this repository's evals/<config>.yaml), else here.
-    bases = (path.resolve().parent, path.resolve().parent.parent)
-    suites: list[Path] = []
-    for i, pattern in enumerate(data["suites"]):
-        found = next(
-            (hits for base in bases if (hits := sorted(glob.glob(str(base / pattern))))),
-            sorted(glob.glob(pattern)),
-        )
-        if not found:
-            raise lines.error(f"/suites/{i}", f"no compiled scenario file matches {pattern!r}")
-        suites.extend(Path(p) for p in found)
-    specs: list[str] = []
-    for i, text in enumerate(data["strategies"]):
-        try:
-            name, params = parse_spec(text, f"/strategies/{i}")
-            spec = build_strategy(name, params, f"/strategies/{i}").spec_string()
-        except InputError as exc:
-            raise lines.error(
-                f"/strategies/{i}", exc.message, expected=exc.expected, found=exc.found
-            ) from None
-        if spec in specs:
-            raise lines.error(f"/strategies/{i}", f"duplicate strategy spec {spec}")
-        specs.append(spec)
-    baseline = specs[0]
-    if "baseline_strategy" in data:
-        name, params = parse_spec(data["baseline_strategy"])
-        wanted = build_strategy(name, params).spec_string()
-        if wanted not in specs:
-            raise lines.error(
-                "/baseline_strategy",
-                "not one of the configured strategies",
-                expected=" | ".join(specs),
-                found=data["baseline_strategy"],
-            )
-        baseline = wanted
-    boot = data.get("bootstrap", {})
-    return EvalConfig(
-        name=data.get("name", path.stem),
-        suites=tuple(dict.fromkeys(suites)),
-        specs=tuple(specs),
-        budgets=tuple(data.get("budgets", [SCENARIO_BUDGET])),
-        baseline=baseline,
-        resamples=boot.get("resamples", 2000),
-        confidence=boot.get("confidence", 0.95),
-        seed=data.get("seed", 0),
-        source=path,
-        token_counter=data.get("token_counter"),
-        breakdown_tags=tuple(data.get("breakdown_tags", [])),
-    )
 
 
 @dataclass(frozen=True)
@@ -376,21 +290,6 @@ def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
     return dataclasses.replace(reference, outcome=outcome, rank=rank, mode=mode)
 
 
-def _run_serial(
-    fn: Callable[[Task], list[dict[str, Any]]], work: Iterable[Task]
-) -> Iterator[list[dict[str, Any]]]:
-    for task in work:
-        yield fn(task)
-
-
-def _run_executor(
-    executor: Executor, fn: Callable[[Task], list[dict[str, Any]]], work: Sequence[Task]
-) -> Iterator[list[dict[str, Any]]]:
-    futures: list[Future[list[dict[str, Any]]]] = [executor.submit(fn, t) for t in work]
-    for future in as_completed(futures):
-        yield future.result()
-
-
 def read_results(path: Path) -> list[dict[str, Any]]:
     """Records already in ``results.jsonl``. A torn last line (a crash mid-write)
     is dropped and truncated away; a bad line elsewhere is an error naming it."""
@@ -437,14 +336,14 @@ def run_cells(
         timeout,
         config.token_counter,
     )
-    with _executor(jobs, executor, scheduler) as execute:
+    with executor_map(jobs, executor, scheduler) as execute:
         return _run_into(config, out_dir, execute, fn, resume, progress)
 
 
 def _run_into(
     config: EvalConfig,
     out_dir: Path,
-    execute: _Map,
+    execute: Map,
     fn: _TaskRunner,
     resume: bool,
     progress: Callable[[int, int], None] | None,
@@ -491,73 +390,6 @@ class _TaskRunner:
         return run_task(
             task, self.specs, self.budgets, self.packer, self.timeout, self.token_counter
         )
-
-
-_Map = Callable[[_TaskRunner, Sequence[Task]], Iterator[list[dict[str, Any]]]]
-
-
-@contextmanager
-def _executor(jobs: int, executor: str, scheduler: str | None) -> Iterator[_Map]:
-    """A function mapping tasks to record batches, on the chosen executor."""
-    if executor == "serial" or (jobs <= 1 and executor == "process"):
-        yield _run_serial
-    elif executor == "process":
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            yield partial(_run_executor, pool)
-    elif executor == "dask":
-        try:
-            import distributed
-        except ImportError:
-            raise InputError(
-                "--executor", "the dask executor needs the dask extra: pip install 'ctxpack[dask]'"
-            ) from None
-        # Any: distributed ships py.typed but leaves Client and LocalCluster unannotated.
-        dask: Any = distributed
-        # pure=False: a record carries its latency, and uuid keys spare dask
-        # tokenising every scenario to name its task.
-        if scheduler:
-            try:
-                client = dask.Client(scheduler, timeout="10s")
-            except OSError as exc:  # refused or unreachable: fails after the timeout
-                raise InputError("--scheduler", f"cannot reach the Dask scheduler: {exc}") from None
-            with client:
-                yield partial(_run_executor, client.get_executor(pure=False))
-        else:
-            # A Client handed a cluster object does not close it: close both, or
-            # every run leaks a scheduler and its worker processes until exit.
-            with (
-                dask.LocalCluster(
-                    n_workers=max(1, jobs),
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                ) as cluster,
-                dask.Client(cluster) as client,
-            ):
-                yield partial(_run_executor, client.get_executor(pure=False))
-    else:
-        raise InputError(
-            "--executor", "unknown executor", expected="serial|process|dask", found=executor
-        )
-
-
-def conversation_stability(
-    records: Sequence[dict[str, Any]],
-) -> dict[tuple[str, str, Any], float]:
-    """Mean prefix stability over consecutive turns, per (suite/scenario, spec, budget)."""
-    packs: dict[tuple[str, str, Any], dict[int, list[str]]] = {}
-    for r in records:
-        packs.setdefault((f"{r['suite']}/{r['scenario']}", r["spec"], r["budget"]), {})[
-            r["turn"]
-        ] = r["selected"]
-    out: dict[tuple[str, str, Any], float] = {}
-    for (scenario, spec, budget), by_turn in packs.items():
-        turns = sorted(by_turn)
-        if len(turns) < 2:
-            continue
-        values = [prefix_stability(by_turn[a], by_turn[b]) for a, b in pairwise(turns)]
-        out[(scenario, spec, budget)] = sum(values) / len(values)
-    return out
 
 
 def log(message: str) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
+
 from ctxpack.packer.errors import InputError, pointer
 
 __all__ = ["MAX_BYTES", "MAX_NODES", "LineMap", "load_yaml"]

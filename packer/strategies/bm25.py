@@ -59,6 +59,9 @@ class Bm25Params:
         "none", "Snowball stemming (needs the stem extra)", choices=("none", "english")
     )
 
+    def __post_init__(self) -> None:
+        self.analyzer()  # stem="english" without the stem extra: one line, exit 2
+
     def analyzer(self) -> Analyzer:
         return Analyzer(stopwords=self.stopwords, stem=self.stem)  # type: ignore[arg-type]
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ctxpack.evals.bench.eval import _format_extra, evaluate_targets, measure_extra
-from ctxpack.evals.run.runner import load_config
+
+from ctxpack.evals.bench.eval_extra import measure_extra
+from ctxpack.evals.bench.eval_report import evaluate_targets, format_extra
+from ctxpack.evals.run.config import load_config
 
 from .test_runner import TURNS, write_config
 
@@ -31,5 +33,5 @@ def test_extra_strategy_figures_add_up_and_are_judged(tmp_path: Path) -> None:
         extra["extras"][n]["extra_over_first"] for n in ("clarity", "chronological")
     ]
     assert [t["met"] for t in targets] == [t["measured"] < 0.10 for t in targets]
-    text = "\n".join(_format_extra(extra, "t", 1))
+    text = "\n".join(format_extra(extra, "t", 1))
     assert "+ clarity" in text and "+ chronological" in text and "bm25 (first)" in text

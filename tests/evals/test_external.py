@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from ctxpack.evals.run.config import load_config
 from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.run.runner import load_config, run_cells
+from ctxpack.evals.run.runner import run_cells
 
 from .test_runner import suite_turns, write_config
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxpack.evals.gate import load_gates, load_summary
-from ctxpack.evals.run.evaluate import evaluate, validate_summary
 
 from ctxpack.cli import main
+from ctxpack.evals.gate import load_gates, load_summary
+from ctxpack.evals.run.evaluate import evaluate, validate_summary
 
 from .test_runner import write_config
 

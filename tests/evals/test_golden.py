@@ -10,6 +10,7 @@ import difflib
 from pathlib import Path
 
 import pytest
+
 from ctxpack.evals.scenarios.format import Scenario, pack_turn
 from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.strategies import REGISTRY

@@ -15,9 +15,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from ctxpack.evals.report.model import RENDERERS
+
+from ctxpack.evals.report.renderers import RENDERERS
 from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.scenarios.format import compile_sources, load_sources, write_compiled
+from ctxpack.evals.scenarios.compile import compile_sources, load_sources, write_compiled
 
 PLOTS = ("recall_vs_budget.png", "recall_vs_stability.png", "latency.png")
 SCRIPT = "<script>document.title='PWNED'</script>"

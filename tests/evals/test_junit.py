@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxpack.evals.report.junit import render_junit
-from ctxpack.evals.report.model import RENDERERS, ReportContext, order_records
+from ctxpack.evals.report.model import ReportContext, order_records
+from ctxpack.evals.report.renderers import RENDERERS
+from ctxpack.evals.run.config import load_config
 from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.run.runner import load_config, read_results, tasks
+from ctxpack.evals.run.runner import read_results, tasks
 
 from .test_runner import write_config
 

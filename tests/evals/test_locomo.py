@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from ctxpack.evals.run.evaluate import evaluate
 from ctxpack.evals.scenarios.format import load_compiled
 from ctxpack.evals.scenarios.importers.locomo import import_locomo

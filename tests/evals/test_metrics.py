@@ -5,17 +5,18 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxpack.evals.metrics.cell import (
     cell_metrics,
     mrr,
     ndcg_at,
     oracle_recall,
     pack_ranking,
-    prefix_stability,
 )
+from ctxpack.evals.metrics.stability import prefix_stability
 from ctxpack.packer import pack
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def test_ndcg_and_mrr_by_hand() -> None:

@@ -8,16 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ctxpack.evals.scenarios.format import (
-    compile_sources,
-    load_compiled,
-    load_sources,
-    write_compiled,
-)
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.request import parse_request, request_to_json
 from hypothesis import given
 from hypothesis import strategies as st
+
+from ctxpack.evals.scenarios.compile import compile_sources, load_sources, write_compiled
+from ctxpack.evals.scenarios.format import load_compiled
+from ctxpack.packer.jsonio import dumps
+from ctxpack.packer.request import parse_request, request_to_json
 
 TEXT = st.lists(st.sampled_from(["alpha", "beta", "数据库", "😀", "naïve", "x"]), max_size=5).map(
     " ".join

@@ -9,16 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ctxpack.evals.run import runner
+from ctxpack.evals.run.config import load_config
 from ctxpack.evals.run.evaluate import evaluate, validate_summary
-from ctxpack.evals.run.runner import (
-    load_config,
-    parsed_turns,
-    read_results,
-    run_cells,
-    run_task,
-    tasks,
-)
+from ctxpack.evals.run.runner import parsed_turns, read_results, run_cells, run_task, tasks
 from ctxpack.evals.scenarios.format import load_compiled
 from ctxpack.packer import InputError
 from ctxpack.packer.request import parse_items, parse_request, request_to_json

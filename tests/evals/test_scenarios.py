@@ -5,14 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ctxpack.evals.scenarios.format import (
-    Scenario,
-    check_compiled,
-    compile_sources,
-    expectation_failures,
-    load_sources,
-    pack_turn,
-)
+
+from ctxpack.evals.scenarios.compile import check_compiled, compile_sources, load_sources
+from ctxpack.evals.scenarios.format import Scenario, expectation_failures, pack_turn
 from ctxpack.packer.strategies import REGISTRY
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"

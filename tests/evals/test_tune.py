@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from ctxpack.evals.scenarios.format import Scenario, Turn, write_compiled
+
+from ctxpack.evals.scenarios.compile import write_compiled
+from ctxpack.evals.scenarios.format import Scenario, Turn
 from ctxpack.evals.tune import tune
 from ctxpack.packer import InputError
 from ctxpack.packer.request import parse_request, request_to_json

@@ -6,11 +6,12 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxpack.packer import pack
 from ctxpack.packer.jsonio import round_float, round_floats
 from ctxpack.packer.strategies import REGISTRY
-from hypothesis import given
-from hypothesis import strategies as st
 
 from .helpers import msg
 

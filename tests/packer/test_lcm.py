@@ -10,6 +10,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxpack.packer import pack
 from ctxpack.packer.lcm import (
     content_block_tokens,
@@ -20,8 +23,6 @@ from ctxpack.packer.lcm import (
 )
 from ctxpack.packer.model import ROLES, content_block_mask
 from ctxpack.packer.tokens import lcm_tokens
-from hypothesis import given
-from hypothesis import strategies as st
 
 from .helpers import msg
 

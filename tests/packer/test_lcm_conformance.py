@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxpack.packer import pack
 
 CASES = (

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxpack.packer import pack
 from hypothesis import given
 from hypothesis import strategies as st
+
+from ctxpack.packer import pack
 
 from .lcm_reference import LcmItem, lcm_assemble
 

@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxpack.packer import pack
 from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.model import QUARANTINED
 from ctxpack.packer.strategies import REGISTRY
-from hypothesis import given
-from hypothesis import strategies as st
 
 WORDS = [
     "deploy",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
+
 from ctxpack.packer.strategies import REGISTRY, build_strategy, parse_spec, register
 from ctxpack.packer.strategies.base import StrategyBase
 

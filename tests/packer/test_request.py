@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import pytest
+
 from ctxpack.packer import InputError, parse_request
 from ctxpack.packer.schema import validate
 

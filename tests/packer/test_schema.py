@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import pytest
+
 from ctxpack.packer.reasons import REASONS
 from ctxpack.packer.schema import SCHEMAS, schema, validate
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxpack.packer import select
 from ctxpack.packer.reasons import O_BUDGET, O_INCLUDED
 from ctxpack.packer.select import CategoryCaps, fill, fill_walk
-from hypothesis import given
-from hypothesis import strategies as st
 
 costs_st = st.lists(st.integers(0, 40), min_size=select._SMALL + 1, max_size=300)
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from ctxpack.packer.termstats import ListStats, MemoStats, SubsetStats
-from ctxpack.packer.text import LCM_TOKENIZER, Analyzer, Tokenizer
 from hypothesis import given
 from hypothesis import strategies as st
+
+from ctxpack.packer.termstats import ListStats, MemoStats, SubsetStats
+from ctxpack.packer.text import LCM_TOKENIZER, Analyzer, Tokenizer
 
 PIECES = [
     "a",

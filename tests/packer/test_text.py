@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ctxpack.packer.text import ENGLISH_STOPWORDS, LCM_TOKENIZER, Analyzer, lcm_terms
 
 

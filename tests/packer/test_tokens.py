@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from ctxpack.packer.lcm import summary_envelope
 from ctxpack.packer.tokens import chars4_tokens, count_tokens, lcm_tokens
 

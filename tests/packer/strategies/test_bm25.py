@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ctxpack.packer.strategies.bm25 import bm25_scores, lucene_idf
 from ctxpack.packer.termstats import ListStats
 from ctxpack.packer.text import Analyzer

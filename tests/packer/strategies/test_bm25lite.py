@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from ctxpack.packer.strategies.bm25lite import lcm_score
-from ctxpack.packer.text import lcm_terms
 from hypothesis import given
 from hypothesis import strategies as st
+
+from ctxpack.packer.strategies.bm25lite import lcm_score
+from ctxpack.packer.text import lcm_terms
 
 from ..helpers import msg, run
 from ..lcm_reference import lcm_score_ref

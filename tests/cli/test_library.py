@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ctxpack.packer.schema import validate
 
 
@@ -29,7 +30,7 @@ REQUEST = {
     ],
     "budget_tokens": 8,
     "prompt": "database",
-}  # lcm tokens: a 6, b 2, c 1
+}  # lcm tokens: a 6, b 8 (its JSON content blocks), c 1
 
 
 def test_pack_from_file_and_stdin(tmp_path: Path) -> None:

@@ -1,0 +1,216 @@
+"""Subcommands over the harness (``ctxpack.evals``): scenarios, import, init, eval,
+gate, tune. Each imports the harness only when it runs, so ``ctxpack pack`` starts
+without loading the harness's dependencies."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ctxpack.cli.common import EXIT_FAIL, EXIT_OK
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps
+
+__all__ = ["add_parsers"]
+
+
+def _scenario_sources(args: argparse.Namespace) -> list[Path]:
+    paths = [Path(p) for p in args.paths] or sorted(Path("scenarios").glob("*.yaml"))
+    if not paths:
+        raise InputError("", "no scenario files given and none in scenarios/*.yaml", source="usage")
+    return paths
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ctxpack.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
+
+    source = Path(args.path)
+    scenarios, report = IMPORTERS[args.format](
+        source,
+        budget=args.budget,
+        fresh_tail=args.fresh_tail,
+        with_summaries=args.with_summaries,
+        token_counter=args.token_counter,
+    )
+    out = Path(args.output or Path("reports") / "imports" / f"{source.stem}.jsonl")
+    write_atomic(out, "".join(dumps(sc.to_json()) + "\n" for sc in scenarios))
+    print(
+        f"wrote {len(scenarios)} scenarios ({sum(len(s.turns) for s in scenarios)} turns) to {out}"
+    )
+    print(" ".join(f"{k}={v}" for k, v in report.items()))
+    return EXIT_OK
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from ctxpack.evals.project import shipped_space
+    from ctxpack.evals.tune import tune  # the harness, imported only here
+
+    out, _ = tune(
+        _config(args),
+        args.strategy,
+        Path(args.space) if args.space else shipped_space(args.strategy),
+        out_root=Path(args.out),
+        jobs=args.jobs,
+        executor=args.executor,
+    )
+    print((out / "tune.md").read_text("utf-8"))
+    print(f"written: {out}/tune.json, tune.md")
+    return EXIT_OK
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    # The harness is imported here: the library must not depend on it.
+    from ctxpack.evals.scenarios.compile import (
+        check_compiled,
+        compile_sources,
+        load_sources,
+        write_compiled,
+    )
+
+    loaded = load_sources(_scenario_sources(args))
+    count = sum(len(v) for v in loaded.values())
+    if args.action == "validate":
+        print(f"{count} scenarios in {len(loaded)} files: valid")
+        return EXIT_OK
+    texts = compile_sources(loaded)
+    out = Path(args.out) if args.out else None
+    if args.action == "compile":
+        for path in write_compiled(texts, out):
+            print(f"wrote {path}")
+        return EXIT_OK
+    problems = check_compiled(texts, out)
+    for line in problems:
+        print(line, file=sys.stderr)
+    if not problems:
+        print(f"{count} scenarios in {len(loaded)} files: compiled mirrors are up to date")
+    return EXIT_FAIL if problems else EXIT_OK
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from ctxpack.evals.project import init_project  # the harness, imported only here
+
+    folder = Path(args.dir)
+    for path in init_project(folder):
+        print(f"wrote {path}")
+    where = "" if folder == Path(".") else f"cd {folder} && "
+    print(f"next: {where}ctxpack scenarios compile && ctxpack eval")
+    return EXIT_OK
+
+
+def _config(args: argparse.Namespace) -> Path:
+    """``--config``, or ``./ctxpack.yaml`` (what ``ctxpack init`` writes)."""
+    from ctxpack.evals.project import CONFIG
+
+    if args.config:
+        return Path(args.config)
+    if not Path(CONFIG).exists():
+        raise InputError(
+            "", "no eval config here: run `ctxpack init`, or pass --config FILE", source=CONFIG
+        )
+    return Path(CONFIG)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ctxpack.evals.run.evaluate import evaluate  # the harness, imported only here
+
+    run_dir = evaluate(
+        _config(args),
+        out_root=Path(args.out),
+        jobs=args.jobs,
+        executor=args.executor,
+        resume=args.resume,
+        scheduler=args.scheduler,
+        packer=args.packer,
+        packer_timeout=args.packer_timeout,
+    )
+    print((run_dir / "summary.md").read_text("utf-8"))
+    print(f"reports: {run_dir}/ (and {Path(args.out) / 'latest'}/)")
+    return EXIT_OK
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from ctxpack.evals.gate import run_gate  # the harness, imported only here
+    from ctxpack.evals.project import default_gates
+
+    gates = Path(args.gates) if args.gates else default_gates()
+    result = run_gate(Path(args.baseline), Path(args.current), gates)
+    sys.stdout.write(result.render())
+    return EXIT_OK if result.passed else EXIT_FAIL
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("scenarios", help="validate, compile or check golden scenario files")
+    p.add_argument("action", choices=["validate", "compile", "check"])
+    p.add_argument("paths", nargs="*", help="scenario YAML files (default: scenarios/*.yaml)")
+    p.add_argument("--out", help="compiled mirror directory (default: compiled/ beside each file)")
+    p.set_defaults(func=cmd_scenarios)
+
+    p = sub.add_parser("import", help="turn a dataset (LoCoMo) into compiled scenarios")
+    p.add_argument("format", choices=["locomo"])
+    p.add_argument("path", help="the dataset file (LoCoMo: its original JSON format)")
+    p.add_argument("-o", "--output", help="JSONL to write (default reports/imports/<name>.jsonl)")
+    p.add_argument("--budget", type=int, default=1024, help="each scenario's own budget")
+    p.add_argument("--fresh-tail", type=int, default=4, help="fresh tail count (default 4)")
+    p.add_argument("--with-summaries", action="store_true", help="session summaries as items")
+    p.add_argument("--token-counter", default="lcm", choices=["lcm", "chars4", "cl100k"])
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser(
+        "init", help="write a starter eval config, gates file and example scenario file"
+    )
+    p.add_argument("dir", nargs="?", default=".", help="folder to write into (default .)")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("eval", help="run an eval config: strategies x scenarios x budgets")
+    p.add_argument(
+        "--config", help="eval config YAML (default ./ctxpack.yaml)"
+    )
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
+    p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
+    p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
+    p.add_argument("--out", default="reports", help="reports root (default reports/)")
+    p.add_argument("--packer", help="an external packer, cmd:'COMMAND' (docs/external-packers.md)")
+    p.add_argument(
+        "--packer-timeout",
+        type=float,
+        default=10.0,
+        help="seconds an external packer has per cell (default 10)",
+    )
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser(
+        "gate", help="compare an eval summary with the baseline; exit 1 on a regression"
+    )
+    p.add_argument(
+        "--baseline",
+        default="reports/baseline/summary.json",
+        help="the committed baseline summary (default reports/baseline/summary.json)",
+    )
+    p.add_argument(
+        "--current",
+        default="reports/latest/summary.json",
+        help="the summary to check (default reports/latest/summary.json)",
+    )
+    p.add_argument(
+        "--gates",
+        default=None,
+        help="thresholds (default ./gates.yaml if present, else the shipped gates)",
+    )
+    p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("tune", help="search a strategy's parameters with held-out conversations")
+    p.add_argument(
+        "--config", help="eval config: suites, budgets (default ./ctxpack.yaml)"
+    )
+    p.add_argument("--strategy", default="hybrid")
+    p.add_argument(
+        "--space", help="search space YAML (default: the shipped space of the strategy)"
+    )
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
+    p.add_argument("--out", default="reports/tune", help="output root (default reports/tune)")
+    p.set_defaults(func=cmd_tune)

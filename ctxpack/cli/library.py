@@ -1,0 +1,147 @@
+"""Subcommands over the library (``ctxpack.packer``): pack, serve, strategies, schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ctxpack.cli.common import EXIT_OK, read_json
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.pipeline import pack
+from ctxpack.packer.request import parse_request
+from ctxpack.packer.schema import SCHEMAS, schema
+from ctxpack.packer.strategies import REGISTRY, build_strategy, parse_spec
+from ctxpack.packer.strategies.base import parse_value
+
+__all__ = ["add_parsers"]
+
+
+def _apply_overrides(request: Any, args: argparse.Namespace) -> Any:
+    """Command-line flags win over the request's own fields."""
+    if not isinstance(request, dict):
+        return request  # parse_request names the type error
+    request = dict(request)
+    if args.budget is not None:
+        request["budget_tokens"] = args.budget
+    if args.prompt is not None:
+        request["prompt"] = args.prompt
+    if args.strategy is not None or args.param:
+        if args.strategy is not None:
+            name, params = parse_spec(args.strategy, "--strategy")
+        else:
+            current = request.get("strategy", "chronological")
+            if isinstance(current, str):
+                name, params = parse_spec(current, "/strategy")
+            elif isinstance(current, dict):
+                name, params = current.get("name", ""), dict(current.get("params", {}))
+            else:
+                return request
+        for item in args.param:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise InputError("--param", "malformed parameter", expected="key=value", found=item)
+            params[key] = parse_value(value)
+        build_strategy(name, params, "--strategy")  # name the flag, not the file, on error
+        request["strategy"] = {"name": name, "params": params}
+    return request
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    raw, source = read_json(args.request)
+    request = parse_request(_apply_overrides(raw, args), source=source)
+    text = pack(request).to_json(indent=args.indent) + "\n"
+    if args.output:
+        write_atomic(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The JSON-lines protocol of external packers (docs/external-packers.md):
+    one request per stdin line, one pack per stdout line, in order. A bad
+    request is answered with ``{"error": "..."}`` and the loop goes on."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            out = pack(parse_request(loads(line, source="<stdin>"))).to_json()
+        except InputError as exc:
+            out = json.dumps({"error": str(exc)})
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def cmd_strategies(args: argparse.Namespace) -> int:
+    if args.json:
+        listing = {
+            name: {
+                "formula": cls.formula,
+                "doc": " ".join((cls.__doc__ or "").split()),
+                "params": {
+                    p.name: {
+                        "default": p.default,
+                        "doc": p.doc,
+                        "kind": p.kind,
+                        "minimum": p.minimum,
+                        "choices": list(p.choices) or None,
+                    }
+                    for p in cls.param_info()
+                },
+            }
+            for name, cls in sorted(REGISTRY.items())
+        }
+        sys.stdout.write(dumps(listing, indent=2) + "\n")
+        return EXIT_OK
+    for name, cls in sorted(REGISTRY.items()):
+        print(f"{name}: {cls.formula}")
+        for info in cls.param_info():
+            print(f"    {info.describe()}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    if args.name == "scenarios":  # the harness's file format
+        from ctxpack.evals.schemafiles import schema_text
+
+        sys.stdout.write(schema_text("scenarios.v1.json"))
+        return EXIT_OK
+    sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("pack", help="pack one request; the ContextPack v1 (+ trace) to stdout")
+    p.add_argument("request", nargs="?", help="request JSON file, or - for stdin (the default)")
+    p.add_argument("--strategy", help="strategy name or spec, e.g. 'bm25(k1=1.5)'")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="strategy parameter (repeatable)",
+    )
+    p.add_argument("--budget", type=int, help="override budget_tokens")
+    p.add_argument("--prompt", help="override the prompt")
+    p.add_argument("--indent", type=int, help="pretty-print with this indent")
+    p.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
+    p.set_defaults(func=cmd_pack)
+
+    p = sub.add_parser(
+        "serve", help="pack JSON-lines requests from stdin (the external-packer protocol)"
+    )
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("strategies", help="list strategies, parameters, defaults and formulas")
+    p.add_argument("--json", action="store_true", help="machine-readable listing")
+    p.set_defaults(func=cmd_strategies)
+
+    p = sub.add_parser("schema", help="print a shipped JSON Schema")
+    p.add_argument("name", choices=[*sorted(SCHEMAS), "scenarios"])
+    p.set_defaults(func=cmd_schema)

@@ -1,0 +1,31 @@
+"""Every report format, by output file name: :data:`RENDERERS`.
+
+Each renderer turns the one :class:`~ctxpack.evals.report.model.ReportContext`
+into one file of the run directory; the renderers live one module per format
+(markdown.py, csv_json.py, html.py, junit.py, plots.py). This module is the only
+one that imports them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ctxpack.evals.report.csv_json import render_csv, render_json
+from ctxpack.evals.report.html import render_html
+from ctxpack.evals.report.junit import render_junit
+from ctxpack.evals.report.markdown import render_markdown
+from ctxpack.evals.report.model import ReportContext
+from ctxpack.evals.report.plots import PLOTS
+
+__all__ = ["RENDERERS", "Renderer"]
+
+# Renderers by output file name; a renderer returns text (str) or bytes (images).
+Renderer = Callable[[ReportContext], str | bytes]
+RENDERERS: dict[str, Renderer] = {
+    "junit.xml": render_junit,
+    "metrics.csv": render_csv,
+    "summary.json": render_json,
+    "summary.md": render_markdown,
+    "report.html": render_html,
+    **PLOTS,  # recall_vs_budget.png, recall_vs_stability.png, latency.png
+}

@@ -1,0 +1,99 @@
+"""The eval config (``ctxpack.eval.v1``): suites, strategy specs, budgets,
+statistics settings; validated against ``evals/schemas/eval-config.v1.json``, with
+errors naming the file, line and field."""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from jsonschema.exceptions import best_match
+
+from ctxpack.evals.scenarios.yamlsafe import load_yaml
+from ctxpack.evals.schemafiles import validator
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
+
+__all__ = ["SCENARIO_BUDGET", "EvalConfig", "load_config"]
+
+SCENARIO_BUDGET: Final = "scenario"  # a budget entry: each scenario's own budget
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    name: str
+    suites: tuple[Path, ...]
+    specs: tuple[str, ...]  # canonical spec strings, in config order
+    budgets: tuple[int | str, ...]
+    baseline: str
+    resamples: int
+    confidence: float
+    seed: int
+    source: Path
+    token_counter: str | None = None
+    breakdown_tags: tuple[str, ...] = ()
+
+    def strategy(self, spec: str) -> StrategyBase:
+        name, params = parse_spec(spec)
+        return build_strategy(name, params)
+
+
+def load_config(path: Path) -> EvalConfig:
+    """A validated eval config; errors name the file, line and field."""
+    data, lines = load_yaml(path)
+    err = best_match(validator("eval-config.v1.json").iter_errors(data))
+    if err is not None:
+        where = "".join(f"/{p}" for p in err.absolute_path)
+        raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")
+    # A suite pattern is found beside the config (ctxpack init's layout), else in
+    # the folder above it (this repository's evals/<config>.yaml), else here.
+    bases = (path.resolve().parent, path.resolve().parent.parent)
+    suites: list[Path] = []
+    for i, pattern in enumerate(data["suites"]):
+        found = next(
+            (hits for base in bases if (hits := sorted(glob.glob(str(base / pattern))))),
+            sorted(glob.glob(pattern)),
+        )
+        if not found:
+            raise lines.error(f"/suites/{i}", f"no compiled scenario file matches {pattern!r}")
+        suites.extend(Path(p) for p in found)
+    specs: list[str] = []
+    for i, text in enumerate(data["strategies"]):
+        try:
+            name, params = parse_spec(text, f"/strategies/{i}")
+            spec = build_strategy(name, params, f"/strategies/{i}").spec_string()
+        except InputError as exc:
+            raise lines.error(
+                f"/strategies/{i}", exc.message, expected=exc.expected, found=exc.found
+            ) from None
+        if spec in specs:
+            raise lines.error(f"/strategies/{i}", f"duplicate strategy spec {spec}")
+        specs.append(spec)
+    baseline = specs[0]
+    if "baseline_strategy" in data:
+        name, params = parse_spec(data["baseline_strategy"])
+        wanted = build_strategy(name, params).spec_string()
+        if wanted not in specs:
+            raise lines.error(
+                "/baseline_strategy",
+                "not one of the configured strategies",
+                expected=" | ".join(specs),
+                found=data["baseline_strategy"],
+            )
+        baseline = wanted
+    boot = data.get("bootstrap", {})
+    return EvalConfig(
+        name=data.get("name", path.stem),
+        suites=tuple(dict.fromkeys(suites)),
+        specs=tuple(specs),
+        budgets=tuple(data.get("budgets", [SCENARIO_BUDGET])),
+        baseline=baseline,
+        resamples=boot.get("resamples", 2000),
+        confidence=boot.get("confidence", 0.95),
+        seed=data.get("seed", 0),
+        source=path,
+        token_counter=data.get("token_counter"),
+        breakdown_tags=tuple(data.get("breakdown_tags", [])),
+    )

@@ -1,0 +1,72 @@
+"""Executors: where the runner's tasks run. Serial, a process pool, or Dask (a
+LocalCluster, or a remote scheduler); each is a function mapping a task function
+over tasks to record batches, in finishing order (the runner sorts records)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
+from functools import partial
+from typing import Any, TypeVar
+
+from ctxpack.packer.errors import InputError, require
+
+__all__ = ["Map", "executor_map", "run_on", "run_serial"]
+
+T = TypeVar("T")
+Batch = list[dict[str, Any]]  # the records of one task
+Map = Callable[[Callable[[Any], Batch], Sequence[Any]], Iterator[Batch]]
+
+
+def run_serial(fn: Callable[[T], Batch], work: Iterable[T]) -> Iterator[Batch]:
+    for task in work:
+        yield fn(task)
+
+
+def run_on(executor: Executor, fn: Callable[[T], Batch], work: Sequence[T]) -> Iterator[Batch]:
+    futures: list[Future[Batch]] = [executor.submit(fn, t) for t in work]
+    for future in as_completed(futures):
+        yield future.result()
+
+
+
+
+@contextmanager
+def executor_map(jobs: int, executor: str, scheduler: str | None) -> Iterator[Map]:
+    """A function mapping tasks to record batches, on the chosen executor."""
+    if executor == "serial" or (jobs <= 1 and executor == "process"):
+        yield run_serial
+    elif executor == "process":
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            yield partial(run_on, pool)
+    elif executor == "dask":
+        distributed = require("distributed", "dask", "--executor dask")
+        # Any: distributed ships py.typed but leaves Client and LocalCluster unannotated.
+        dask: Any = distributed
+        # pure=False: a record carries its latency, and uuid keys spare dask
+        # tokenising every scenario to name its task.
+        if scheduler:
+            try:
+                client = dask.Client(scheduler, timeout="10s")
+            except OSError as exc:  # refused or unreachable: fails after the timeout
+                raise InputError("--scheduler", f"cannot reach the Dask scheduler: {exc}") from None
+            with client:
+                yield partial(run_on, client.get_executor(pure=False))
+        else:
+            # A Client handed a cluster object does not close it: close both, or
+            # every run leaks a scheduler and its worker processes until exit.
+            with (
+                dask.LocalCluster(
+                    n_workers=max(1, jobs),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                ) as cluster,
+                dask.Client(cluster) as client,
+            ):
+                yield partial(run_on, client.get_executor(pure=False))
+    else:
+        raise InputError(
+            "--executor", "unknown executor", expected="serial|process|dask", found=executor
+        )

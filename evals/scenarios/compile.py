@@ -1,0 +1,247 @@
+"""Compiling golden scenarios: YAML sources to the byte-stable JSONL mirror.
+
+Compiling validates each file (schema first, then unique ids, registered
+strategies, existing item ids, and every request checked by the packer, with
+pointers mapped back to YAML lines), normalises every turn's request with the
+packer's own normalisation (defaults filled, token counts resolved with the
+declared counter), sorts keys, adds the source file and line and a sha256 of the
+normalised content, and writes ``compiled/<file>.jsonl``, one scenario per line,
+byte-stable across runs and machines. Errors name the file, the line and the JSON
+pointer; nothing is written unless every file is valid.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jsonschema.exceptions import best_match
+
+from ctxpack.evals.scenarios.format import ALL, Scenario, Turn
+from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
+from ctxpack.evals.schemafiles import validator
+from ctxpack.packer.errors import InputError, pointer
+from ctxpack.packer.files import write_atomic
+from ctxpack.packer.jsonio import dumps
+from ctxpack.packer.request import parse_request, request_to_json
+from ctxpack.packer.strategies import REGISTRY
+
+__all__ = [
+    "check_compiled",
+    "compile_sources",
+    "compiled_path",
+    "load_sources",
+    "write_compiled",
+]
+
+
+def _expand_item(raw: Any, defaults: Mapping[str, Any]) -> Any:
+    """A compact item ``[id, role, text]`` / ``[id, role, tokens, text]`` as an
+    object, with the file's item defaults under it."""
+    if isinstance(raw, list):
+        if len(raw) == 3:
+            raw = {"id": raw[0], "role": raw[1], "text": raw[2]}
+        else:
+            raw = {
+                "id": raw[0],
+                "role": raw[1],
+                "text": raw[3],
+                **({"tokens": raw[2]} if raw[2] is not None else {}),
+            }
+    return {**defaults, **raw} if isinstance(raw, dict) else raw
+
+
+def _build_turns(
+    sc: Mapping[str, Any], base: str, defaults: Mapping[str, Any], lines: LineMap
+) -> tuple[Turn, ...]:
+    """Each turn's request, normalised; errors are mapped to the source line."""
+    item_defaults = defaults.get("item", {})
+    request = {**defaults.get("request", {}), **sc["request"]}
+    items = [_expand_item(it, item_defaults) for it in request.get("items", [])]
+    origins = [f"{base}/request/items/{i}" for i in range(len(items))]
+    steps = sc.get("turns") or [
+        {
+            "prompt": request.get("prompt"),
+            "relevant": sc.get("relevant", []),
+            "expect": sc.get("expect", {}),
+        }
+    ]
+    turns = []
+    for k, step in enumerate(steps):
+        at = f"{base}/turns/{k}" if "turns" in sc else f"{base}/request"
+        for i, it in enumerate(step.get("items", []) if "turns" in sc else []):
+            items.append(_expand_item(it, item_defaults))
+            origins.append(f"{at}/items/{i}")
+        req = {**request, "items": items[:], "prompt": step.get("prompt")}
+        try:
+            normal = request_to_json(parse_request(req), with_strategy=False)
+        except InputError as exc:
+            raise lines.error(
+                _origin(exc.where, base, origins),
+                exc.message,
+                expected=exc.expected,
+                found=exc.found,
+            ) from None
+        turns.append(Turn(normal, tuple(step.get("relevant", [])), step.get("expect", {})))
+        _check_references(turns[-1], at if "turns" in sc else base, lines)
+    return tuple(turns)
+
+
+def _origin(where: str, base: str, origins: Sequence[str]) -> str:
+    """The source pointer of a request pointer (items may come from turns)."""
+    parts = where.split("/")
+    if (
+        len(parts) >= 3
+        and parts[1] == "items"
+        and parts[2].isdigit()
+        and int(parts[2]) < len(origins)
+    ):
+        return "/".join([origins[int(parts[2])], *parts[3:]])
+    return f"{base}/request{where if where != '/' else ''}"
+
+
+def _check_references(turn: Turn, at: str, lines: LineMap) -> None:
+    """Expectations name registered strategies and existing item ids."""
+    ids = {it["id"] for it in turn.request["items"]}
+    for name in turn.relevant:
+        if name not in ids:
+            raise lines.error(
+                f"{at}/relevant", f"relevant id {name!r} is not an item of the request"
+            )
+    for strategy, exp in turn.expect.items():
+        where = f"{at}/expect{pointer(strategy)}"
+        if strategy != ALL and strategy not in REGISTRY:
+            raise lines.error(
+                where,
+                "expectation names an unknown strategy",
+                expected="one of * " + " ".join(sorted(REGISTRY)),
+                found=strategy,
+            )
+        named = [
+            *exp.get("selected", []),
+            *exp.get("must_include", []),
+            *exp.get("must_exclude", []),
+            *exp.get("reasons", {}),
+        ]
+        for ref in named:
+            if ref not in ids:
+                raise lines.error(where, f"expectation names id {ref!r}, which is not an item")
+
+
+def _load_file(path: Path) -> list[Scenario]:
+    data, lines = load_yaml(path)
+    err = best_match(validator("scenarios.v1.json").iter_errors(data))
+    if err is not None:
+        where = "".join(
+            "/" + str(p).replace("~", "~0").replace("/", "~1") for p in err.absolute_path
+        )
+        raise lines.error(where, _schema_message(err))
+    defaults = data.get("defaults", {})
+    out = []
+    for s, sc in enumerate(data["scenarios"]):
+        base = f"/scenarios/{s}"
+        out.append(
+            Scenario(
+                id=sc["id"],
+                why=sc["why"],
+                tags=tuple(sc.get("tags", [])),
+                turns=_build_turns(sc, base, defaults, lines),
+                file=path.name,
+                line=lines.line(base),
+            )
+        )
+    return out
+
+
+def _schema_message(err: Any) -> str:
+    """jsonschema's message, shortened to one readable line."""
+    if err.validator == "not" and err.validator_value == {}:
+        return f"field not allowed here: {err.schema.get('description', '')}".rstrip(": ")
+    message = " ".join(str(err.message).split())
+    if len(message) > 160:
+        message = message[:157] + "..."
+    return f"schema violation: {message}"
+
+
+def load_sources(paths: Iterable[Path]) -> dict[Path, list[Scenario]]:
+    """Validate scenario files; ids must be unique across all of them."""
+    loaded: dict[Path, list[Scenario]] = {}
+    first: dict[str, tuple[str, int]] = {}
+    for path in sorted(paths):
+        scenarios = _load_file(path)
+        for sc in scenarios:
+            if sc.id in first:
+                file, line = first[sc.id]
+                raise InputError(
+                    f"line {sc.line}",
+                    f"duplicate scenario id {sc.id!r} (first at {file} line {line})",
+                    source=str(path),
+                )
+            first[sc.id] = (str(path), sc.line)
+        loaded[path] = scenarios
+    return loaded
+
+
+# ---------------------------------------------------------------- compiled mirror
+
+
+def compiled_path(source: Path, out_dir: Path | None = None) -> Path:
+    return (out_dir or source.parent / "compiled") / f"{source.stem}.jsonl"
+
+
+def compile_sources(loaded: Mapping[Path, list[Scenario]]) -> dict[Path, str]:
+    """The JSONL text of each source file's compiled mirror (nothing written)."""
+    return {
+        path: "".join(dumps(sc.to_json()) + "\n" for sc in scenarios)
+        for path, scenarios in loaded.items()
+    }
+
+
+def write_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> list[Path]:
+    """Write every mirror atomically (each through a temporary file and a rename)."""
+    written = []
+    for source, text in texts.items():
+        target = compiled_path(source, out_dir)
+        write_atomic(target, text)
+        written.append(target)
+    return written
+
+
+def _lines_by_id(text: str) -> dict[str, str]:
+    """Compiled lines by scenario id; an unreadable line is keyed by its number."""
+    out = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        try:
+            key = str(json.loads(line)["id"])
+        except (ValueError, KeyError, TypeError):
+            key = f"<unreadable line {n}>"
+        out[key] = line
+    return out
+
+
+def check_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> list[str]:
+    """What differs between the sources and the committed mirrors, one line each."""
+    problems = []
+    expected_files = {compiled_path(src, out_dir) for src in texts}
+    for source, text in sorted(texts.items()):
+        target = compiled_path(source, out_dir)
+        if not target.exists():
+            problems.append(f"{target}: missing (run: ctxpack scenarios compile)")
+            continue
+        current = target.read_text("utf-8")
+        if current == text:
+            continue
+        old = _lines_by_id(current)
+        new = _lines_by_id(text)
+        differs = [f"changed {i}" for i in sorted(new.keys() & old.keys()) if new[i] != old[i]]
+        differs += [f"new {i}" for i in sorted(new.keys() - old.keys())]
+        differs += [f"removed {i}" for i in sorted(old.keys() - new.keys())]
+        detail = ", ".join(differs) or "scenario order or formatting"
+        problems.append(f"{target}: stale ({detail}); run: ctxpack scenarios compile")
+    for directory in {p.parent for p in expected_files}:
+        for stray in sorted(directory.glob("*.jsonl")):
+            if stray not in expected_files:
+                problems.append(f"{stray}: no source scenario file")
+    return problems

@@ -1,0 +1,144 @@
+"""The layout shows the architecture: the CLI above the harness above the library,
+no import cycles, every package shipped, no module past about 400 lines."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# folder -> the import name it is installed as (pyproject's package-dir)
+FOLDERS = {"ctxpack": "ctxpack", "packer": "ctxpack.packer", "evals": "ctxpack.evals"}
+MAX_LINES = 420  # "about 400"
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for folder, name in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join([name, *parts])] = path
+    return out
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def runtime_imports(module: str, path: Path, known: set[str]) -> set[str]:
+    """Modules of ours that ``module`` imports when it runs (at module level or in a
+    function); imports under ``if TYPE_CHECKING:`` are for types only."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)  # submodules imported by name
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text("utf-8")))
+    return {m for m in found if m in known and m != module}
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {m: runtime_imports(m, p, set(mods)) for m, p in mods.items()}
+
+
+def test_the_library_imports_nothing_of_the_harness_or_the_cli() -> None:
+    bad = {
+        (m, d)
+        for m, deps in graph().items()
+        if m.startswith("ctxpack.packer")
+        for d in deps
+        if not d.startswith("ctxpack.packer")
+    }
+    assert not bad, sorted(bad)
+
+
+def test_the_harness_imports_nothing_of_the_cli() -> None:
+    bad = {
+        (m, d)
+        for m, deps in graph().items()
+        if m.startswith("ctxpack.evals")
+        for d in deps
+        if d.startswith("ctxpack.cli") or d == "ctxpack"
+    }
+    assert not bad, sorted(bad)
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            connect(v)
+    return out
+
+
+def test_no_module_imports_a_module_that_imports_it_back() -> None:
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(edges) == [["a", "b", "c"]]
+
+
+def test_every_package_is_shipped() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    packages = {m for m, p in modules().items() if p.name == "__init__.py"}
+    assert set(config["packages"]) == packages
+    assert config["package-dir"] == {name: folder for folder, name in FOLDERS.items()}
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_no_module_is_past_about_400_lines(module: str) -> None:
+    lines = len(modules()[module].read_text("utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{module}: {lines} lines; split it by concept"
