@@ -1,8 +1,9 @@
 """The pack pipeline: request -> reserve tail and anchors -> score -> fill -> result.
 
 Each step is a plain function over plain data; strategies only score and order
-(:mod:`packer.strategies`). The result (:mod:`packer.result`) keeps every per-candidate decision as
-arrays; :mod:`packer.render` turns it into ContextPack v1 and the trace.
+(:mod:`ctxpack.packer.strategies`). The result (:mod:`ctxpack.packer.result`)
+keeps every per-candidate decision as arrays; :mod:`ctxpack.packer.render` turns
+it into ContextPack v1 and the trace.
 """
 
 from __future__ import annotations

@@ -214,7 +214,7 @@ def _resolve_tokens(
     counter: str,
 ) -> np.ndarray:
     """Given counts win; the rest are counted on the text the item occupies in the
-    prompt (:func:`packer.lcm.priced_texts`): summaries in their XML envelope and,
+    prompt (:func:`ctxpack.packer.lcm.priced_texts`): summaries in their XML envelope and,
     under the ``lcm`` counter, assistant and tool messages as lossless-claw's JSON
     content blocks."""
     missing = np.full(len(texts), -1, dtype=np.int64)

@@ -1,6 +1,6 @@
 """The result of packing one request: every decision, as arrays over its items.
 
-:mod:`packer.pipeline` makes it; :mod:`packer.render` turns it into ContextPack v1
+:mod:`ctxpack.packer.pipeline` makes it; :mod:`ctxpack.packer.render` turns it into ContextPack v1
 and the trace (and imports this module for types only).
 """
 

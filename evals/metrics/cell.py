@@ -106,7 +106,7 @@ def oracle_recall(result: PackResult, relevant: Sequence[str]) -> float | None:
 class Citations:
     """Whether ctxpack's own pack entry for each item cites it, rendered once per
     item. An entry depends only on the item and the fresh tail
-    (:func:`packer.render.pack_entry`), so every pack over one reservation (a
+    (:func:`ctxpack.packer.render.pack_entry`), so every pack over one reservation (a
     turn's packs under every spec and budget) can share one of these."""
 
     def __init__(self) -> None:
