@@ -28,6 +28,7 @@ from jsonschema.exceptions import best_match
 
 from ctxpack.evals.report.stats import mean_ci, paired
 from ctxpack.evals.run.config import load_config
+from ctxpack.evals.run.folder import safe_component
 from ctxpack.evals.run.runner import run_cells
 from ctxpack.evals.scenarios.yamlsafe import load_yaml
 from ctxpack.evals.schemafiles import validator
@@ -176,7 +177,7 @@ def tune(
             "folds": folds,
         }
     )
-    out = out_root / f"{config.name}-{strategy}"
+    out = out_root / safe_component(f"{config.name}-{strategy}")
     write_atomic(out / "tune.json", dumps(result, indent=2, prepared=True) + "\n")
     write_atomic(out / "tune.md", _markdown(result))
     return out, result

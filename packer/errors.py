@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 __all__ = ["InputError", "MissingExtraError", "pointer", "require"]
 
@@ -33,6 +34,11 @@ class InputError(ValueError):
         self.source = source
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by state, so the error crosses a process pool or a Dask worker
+        whole (the default would call ``cls(str(self))`` and fail to rebuild)."""
+        return (_rebuild, (type(self), dict(self.__dict__)))
+
     def with_source(self, source: str) -> InputError:
         return InputError(
             self.where, self.message, expected=self.expected, found=self.found, source=source
@@ -40,10 +46,17 @@ class InputError(ValueError):
 
     def __str__(self) -> str:
         head = ": ".join(p for p in (self.source, self.where) if p)
-        text = f"{head}: {self.message}"
+        text = f"{head}: {self.message}" if head else self.message
         if self.expected is not None:
             text += f" (expected {self.expected}, found {_show(self.found)})"
         return text
+
+
+def _rebuild(cls: type[InputError], state: dict[str, Any]) -> InputError:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    ValueError.__init__(error, str(error))
+    return error
 
 
 class MissingExtraError(InputError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,8 +53,41 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# a \\uD800-\\uDFFF escape that is not half of a surrogate pair
+_LONE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(value: Any) -> bool:
+    """Whether any string in ``value`` holds a lone surrogate (an iterative walk)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _at(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
 def loads(text: str | bytes, *, source: str | None = None) -> Any:
-    """Parse JSON strictly; errors are :class:`InputError` naming line and column."""
+    """Parse JSON strictly; errors are :class:`InputError` naming line and column.
+
+    Beyond the JSON grammar it refuses what no output could carry: a lone
+    surrogate escape (``"\\ud800"``: not Unicode text, and not writable as UTF-8)
+    and nesting deeper than the parser's recursion allows."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -66,7 +100,9 @@ def loads(text: str | bytes, *, source: str | None = None) -> Any:
                 source=source,
             ) from None
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+    except RecursionError:
+        raise InputError("/", "JSON nested too deeply for the parser", source=source) from None
     except json.JSONDecodeError as exc:
         raise InputError(
             f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}", source=source
@@ -77,6 +113,16 @@ def loads(text: str | bytes, *, source: str | None = None) -> Any:
         ) from None
     except ValueError as exc:
         raise InputError("/", f"invalid JSON: {exc}", source=source) from None
+    lone = _LONE_ESCAPE.search(text) if "\\u" in text else None
+    if lone is not None and _has_surrogate(value):
+        raise InputError(
+            _at(text, lone.start()),
+            "a lone surrogate escape is not Unicode text",
+            expected="a surrogate pair or another code point",
+            found=lone.group(),
+            source=source,
+        )
+    return value
 
 
 def round_floats(values: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxpack.cli.common import EXIT_FAIL, EXIT_OK
 from ctxpack.packer.errors import InputError
-from ctxpack.packer.files import write_atomic
+from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps
 
 __all__ = ["add_parsers"]
@@ -28,6 +28,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from ctxpack.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
 
     source = Path(args.path)
+    out = Path(args.output or Path("reports") / "imports" / f"{source.stem}.jsonl")
+    check_target(out, [source])  # before any work
     scenarios, report = IMPORTERS[args.format](
         source,
         budget=args.budget,
@@ -35,8 +37,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         with_summaries=args.with_summaries,
         token_counter=args.token_counter,
     )
-    out = Path(args.output or Path("reports") / "imports" / f"{source.stem}.jsonl")
-    write_atomic(out, "".join(dumps(sc.to_json()) + "\n" for sc in scenarios))
+    write_atomic(out, "".join(dumps(sc.to_json()) + "\n" for sc in scenarios), inputs=[source])
     print(
         f"wrote {len(scenarios)} scenarios ({sum(len(s.turns) for s in scenarios)} turns) to {out}"
     )

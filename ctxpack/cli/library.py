@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxpack.cli.common import EXIT_OK, read_json
+from ctxpack.evals.run.external import REQUEST_ID
 from ctxpack.packer.errors import InputError
-from ctxpack.packer.files import write_atomic
+from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps, loads
 from ctxpack.packer.pipeline import pack
 from ctxpack.packer.request import parse_request
@@ -52,11 +53,14 @@ def _apply_overrides(request: Any, args: argparse.Namespace) -> Any:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
+    inputs = [] if args.request in (None, "-") else [Path(args.request)]
+    if args.output:  # before any work: never over the request, a FIFO or a device
+        check_target(Path(args.output), inputs)
     raw, source = read_json(args.request)
     request = parse_request(_apply_overrides(raw, args), source=source)
     text = pack(request).to_json(indent=args.indent) + "\n"
     if args.output:
-        write_atomic(Path(args.output), text)
+        write_atomic(Path(args.output), text, inputs=inputs)
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -64,17 +68,30 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """The JSON-lines protocol of external packers (docs/external-packers.md):
-    one request per stdin line, one pack per stdout line, in order. A bad
-    request is answered with ``{"error": "..."}`` and the loop goes on."""
-    for line in sys.stdin:
+    one request per stdin line, one pack per stdout line, in order, each echoing
+    the request's ``request_id``. A bad line (not UTF-8, not JSON, nested too
+    deep, an invalid request) is answered with ``{"error": "..."}`` and the loop
+    goes on."""
+    out_stream = sys.stdout.buffer
+    for n, line in enumerate(sys.stdin.buffer, 1):
         if not line.strip():
             continue
+        request_id: Any = None
         try:
-            out = pack(parse_request(loads(line, source="<stdin>"))).to_json()
+            request = loads(line, source=f"<stdin>:{n}")
+            if isinstance(request, dict):
+                request = dict(request)
+                request_id = request.pop(REQUEST_ID, None)
+            answer = pack(parse_request(request)).to_json()
+            if request_id is not None:  # the pack's own keys stay sorted; the id goes first
+                answer = '{"request_id":' + json.dumps(request_id) + "," + answer[1:]
         except InputError as exc:
-            out = json.dumps({"error": str(exc)})
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+            error: dict[str, Any] = {"error": str(exc)}
+            if request_id is not None:
+                error[REQUEST_ID] = request_id
+            answer = json.dumps(error)
+        out_stream.write(answer.encode("utf-8") + b"\n")
+        out_stream.flush()
     return EXIT_OK
 
 

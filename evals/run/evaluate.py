@@ -19,7 +19,9 @@ from typing import Any
 from ctxpack.evals.report.model import ReportContext, build_report, order_records
 from ctxpack.evals.report.renderers import RENDERERS
 from ctxpack.evals.run.config import EvalConfig, load_config
-from ctxpack.evals.run.external import parse_packer
+from ctxpack.evals.run.executors import check_executor
+from ctxpack.evals.run.external import external_packer, parse_packer
+from ctxpack.evals.run.folder import owned, safe_component, switch_latest
 from ctxpack.evals.run.runner import run_cells, tasks
 from ctxpack.evals.schemafiles import validator
 from ctxpack.packer import __version__
@@ -43,17 +45,6 @@ def _require_extra() -> None:
     after the whole grid has run."""
     for module in ("scipy", "tqdm", "matplotlib"):
         require(module, "eval", "ctxpack eval")
-
-
-def write_output(path: Path, content: str | bytes) -> None:
-    """Write a report file atomically (text as UTF-8, images as bytes)."""
-    if isinstance(content, str):
-        write_atomic(path, content)
-        return
-    tmp = path.with_name(f".{path.name}.tmp")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_bytes(content)
-    tmp.replace(path)
 
 
 def _sha256(path: Path) -> str:
@@ -142,19 +133,37 @@ def evaluate(
     config = load_config(config_path)
     argv = parse_packer(packer) if packer else None
     info = {**manifest(config), "packer": packer or "builtin"}
-    run_id = f"{config.name}-{hashlib.sha256(dumps(info).encode()).hexdigest()[:8]}"
+    run_id = f"{safe_component(config.name)}-{hashlib.sha256(dumps(info).encode()).hexdigest()[:8]}"
     run_dir = out_root / run_id
-    records = run_cells(
-        config,
-        run_dir,
-        jobs=jobs,
-        executor=executor,
-        resume=resume,
-        scheduler=scheduler,
-        progress=_progress(),
-        packer=argv,
-        timeout=packer_timeout,
-    )
+    check_executor(executor)
+    if argv is not None:  # a command that cannot start is bad input, before any write
+        external_packer(argv, packer_timeout)
+    with owned(run_dir):  # one run per folder; INCOMPLETE until every report is written
+        records = run_cells(
+            config,
+            run_dir,
+            jobs=jobs,
+            executor=executor,
+            resume=resume,
+            scheduler=scheduler,
+            progress=_progress(),
+            packer=argv,
+            timeout=packer_timeout,
+        )
+        _write_reports(config, records, {**info, "run_id": run_id}, run_dir, executor, jobs)
+    switch_latest(out_root, run_dir)  # only a complete run becomes latest
+    return run_dir
+
+
+def _write_reports(
+    config: EvalConfig,
+    records: list[dict[str, Any]],
+    info: dict[str, Any],
+    run_dir: Path,
+    executor: str,
+    jobs: int,
+) -> None:
+    """Build the report model once, render every format, then write them all."""
     labels = {s: config.strategy(s).label() for s in config.specs}
     summary = build_report(
         records,
@@ -165,7 +174,7 @@ def evaluate(
         resamples=config.resamples,
         confidence=config.confidence,
         seed=config.seed,
-        manifest={**info, "run_id": run_id},
+        manifest=info,
         run={"executor": executor, "jobs": jobs},
         breakdown_tags=config.breakdown_tags,
     )
@@ -175,7 +184,5 @@ def evaluate(
     scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
     ctx = ReportContext(summary, order_records(records, config.specs, config.budgets), scenarios)
     outputs = {name: render(ctx) for name, render in RENDERERS.items()}  # all, before any write
-    for directory in (run_dir, out_root / "latest"):
-        for name, content in outputs.items():
-            write_output(directory / name, content)
-    return run_dir
+    for name, content in outputs.items():
+        write_atomic(run_dir / name, content)

@@ -4,19 +4,50 @@ over tasks to record batches, in finishing order (the runner sorts records)."""
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from ctxpack.packer.errors import InputError, require
 
-__all__ = ["Map", "executor_map", "run_on", "run_serial"]
+__all__ = ["Map", "check_executor", "executor_map", "run_on", "run_serial"]
 
 T = TypeVar("T")
+_PR_SET_PDEATHSIG: Final = 1  # linux/prctl.h
+
+
+def _worker_init() -> None:
+    """In each pool worker: die with the parent (a ``kill -9`` of the eval must
+    not leave workers holding the caller's stdout), and leave Ctrl-C to the
+    parent, which prints one line instead of a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):  # no prctl: workers still end with the pool
+            return
+        if os.getppid() == 1:  # the parent died before prctl took effect
+            os._exit(1)
 Batch = list[dict[str, Any]]  # the records of one task
 Map = Callable[[Callable[[Any], Batch], Sequence[Any]], Iterator[Batch]]
+
+
+def check_executor(executor: str) -> None:
+    """A known executor whose extra is installed: checked before a run touches its
+    folder."""
+    if executor not in ("serial", "process", "dask"):
+        raise InputError(
+            "--executor", "unknown executor", expected="serial|process|dask", found=executor
+        )
+    if executor == "dask":
+        require("distributed", "dask", "--executor dask")
 
 
 def run_serial(fn: Callable[[T], Batch], work: Iterable[T]) -> Iterator[Batch]:
@@ -38,7 +69,7 @@ def executor_map(jobs: int, executor: str, scheduler: str | None) -> Iterator[Ma
     if executor == "serial" or (jobs <= 1 and executor == "process"):
         yield run_serial
     elif executor == "process":
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
             yield partial(run_on, pool)
     elif executor == "dask":
         distributed = require("distributed", "dask", "--executor dask")

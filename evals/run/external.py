@@ -1,15 +1,18 @@
 """External packers: any program that speaks ctxpack's JSON-lines protocol.
 
 Protocol (docs/external-packers.md): the program reads pack requests
-(``ctxpack.request.v1``, strategy included), one JSON object per line on stdin,
-and answers each with one ContextPack v1 (``openclaw-mem.context-pack.v1``) per
-line on stdout, in order. ``ctxpack serve`` is the built-in packer speaking it.
+(``ctxpack.request.v1``, strategy included, plus a ``request_id``), one JSON object
+per line on stdin, and answers each with one ContextPack v1
+(``openclaw-mem.context-pack.v1``) per line on stdout that echoes the
+``request_id``. ``ctxpack serve`` is the built-in packer speaking it.
 
 A cell that goes wrong is recorded with a failure class and the run goes on:
-``TIMEOUT`` (no answer in time: the process is killed and restarted), ``CRASH``
-(the process exited or closed its pipes), ``PARSE_ERROR`` (the answer is not a
-JSON object), ``SCHEMA_ERROR`` (the answer breaks the pack contract or packs an
-id the request does not have).
+``TIMEOUT`` (no answer, or the request not read, within the timeout: the process
+is killed and restarted), ``CRASH`` (the process exited or closed its pipes),
+``PARSE_ERROR`` (the answer is not a JSON object), ``SCHEMA_ERROR`` (the answer
+breaks the pack contract or packs an id the request does not have), ``DESYNC``
+(the answer is not to this request: the process is restarted, so a packer that
+answers twice never gets the next cell scored with a stale pack).
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from ctxpack.packer.schema import validate
 
 __all__ = ["FAILURES", "ExternalPacker", "Failure", "external_packer", "parse_packer"]
 
-Failure = Literal["TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR"]
-FAILURES: Final = ("TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR")
+Failure = Literal["TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC"]
+FAILURES: Final = ("TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC")
+REQUEST_ID: Final = "request_id"  # added to each request, echoed in its answer
 
 
 def parse_packer(spec: str) -> list[str]:
@@ -51,6 +55,7 @@ class ExternalPacker:
     timeout: float = 10.0
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _buffer: bytes = field(default=b"", repr=False)
+    _sent: int = field(default=0, repr=False)
 
     def start(self) -> None:
         try:
@@ -59,40 +64,63 @@ class ExternalPacker:
             )
         except OSError as exc:
             raise InputError("--packer", f"cannot start {self.argv[0]!r}: {exc.strerror}") from None
+        assert self._proc.stdin is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)  # writes are bounded by the timeout
         self._buffer = b""
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
+        if proc is None:
+            return
+        if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:  # a broken pipe has nothing left to flush
+                pass
 
     def call(self, request: dict[str, Any]) -> tuple[Failure | None, Any]:
         """Send one request; (None, pack) or (failure class, message)."""
         if self._proc is None or self._proc.poll() is not None:
             self.start()
         proc = self._proc
-        assert proc is not None and proc.stdin is not None
-        try:
-            proc.stdin.write(dumps(request).encode("utf-8") + b"\n")
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+        assert proc is not None
+        self._sent += 1
+        request_id = str(self._sent)
+        deadline = time.monotonic() + self.timeout
+        data = dumps({**request, REQUEST_ID: request_id}).encode("utf-8") + b"\n"
+        written = self._write(data, deadline)
+        if written is None:
+            self.close()
+            return "TIMEOUT", f"the request was not read within {self.timeout:g} s"
+        if not written:
             self.close()
             return "CRASH", "the packer closed its stdin"
-        line = self._readline(time.monotonic() + self.timeout)
+        line = self._readline(deadline)
         if line is None:
             self.close()
             return "TIMEOUT", f"no answer within {self.timeout:g} s"
         if line == b"":
-            code = proc.wait()
+            try:  # stdout closed: the process exits, or is made to
+                code = proc.wait(max(0.0, deadline - time.monotonic()))
+                message = f"the packer exited (code {code})"
+            except subprocess.TimeoutExpired:
+                message = "the packer closed its stdout and kept running"
             self.close()
-            return "CRASH", f"the packer exited (code {code})"
+            return "CRASH", message
         try:
             pack = loads(line)
         except InputError as exc:
             return "PARSE_ERROR", exc.message
         if not isinstance(pack, dict):
             return "PARSE_ERROR", "the answer is not a JSON object"
+        echoed = pack.pop(REQUEST_ID, None)
+        if echoed != request_id:
+            self.close()  # the stream is out of step: start afresh for the next cell
+            return "DESYNC", f"the answer is for request_id {echoed!r}, not {request_id!r}"
         errors = validate("pack", pack)
         if errors:
             return "SCHEMA_ERROR", errors[0]
@@ -101,6 +129,27 @@ class ExternalPacker:
         if unknown:
             return "SCHEMA_ERROR", f"packs ids the request does not have: {unknown[:3]}"
         return None, pack
+
+    def _write(self, data: bytes, deadline: float) -> bool | None:
+        """Write all of ``data``: True, False if the pipe is closed, None past the
+        deadline (a packer that never reads its stdin fills the pipe)."""
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        fd = proc.stdin.fileno()
+        view = memoryview(data)
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return None
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    continue
+                except OSError:  # EPIPE: the reading end is closed
+                    return False
+        return True
 
     def _readline(self, deadline: float) -> bytes | None:
         """The next line (b"" at end of stream), or None past the deadline."""

@@ -23,7 +23,7 @@ from ctxpack.evals.scenarios.format import ALL, Scenario, Turn
 from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
 from ctxpack.evals.schemafiles import validator
 from ctxpack.packer.errors import InputError, pointer
-from ctxpack.packer.files import write_atomic
+from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.request import parse_request, request_to_json
 from ctxpack.packer.strategies import REGISTRY
@@ -202,9 +202,11 @@ def compile_sources(loaded: Mapping[Path, list[Scenario]]) -> dict[Path, str]:
 def write_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> list[Path]:
     """Write every mirror atomically (each through a temporary file and a rename)."""
     written = []
+    for source in texts:  # every target checked before the first is written
+        check_target(compiled_path(source, out_dir), texts)
     for source, text in texts.items():
         target = compiled_path(source, out_dir)
-        write_atomic(target, text)
+        write_atomic(target, text, inputs=texts)
         written.append(target)
     return written
 

@@ -9,6 +9,7 @@ not an out-of-memory.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -17,10 +18,12 @@ import yaml
 
 from ctxpack.packer.errors import InputError, pointer
 
-__all__ = ["MAX_BYTES", "MAX_NODES", "LineMap", "load_yaml"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "LineMap", "load_yaml"]
 
 MAX_BYTES: Final = 4 * 1024 * 1024
 MAX_NODES: Final = 500_000
+MAX_DEPTH: Final = 64  # nesting levels; ctxpack's formats need fewer than 10
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _PLAIN: Final = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _MERGE: Final = "tag:yaml.org,2002:merge"
 
@@ -63,6 +66,8 @@ class _Builder:
                 f"document expands to more than {self.max_nodes} values (an alias bomb?)",
                 source=self.linemap.source,
             )
+        if where.count("/") > MAX_DEPTH:
+            raise self._err(node, where, f"nested deeper than {MAX_DEPTH} levels")
         self.linemap.lines[where or "/"] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode | yaml.SequenceNode) and node.tag not in _PLAIN:
             raise self._err(
@@ -90,6 +95,10 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, f"{where}/{i}") for i, item in enumerate(node.value)]
         value = self.scalars.construct_object(node, deep=True)
+        if isinstance(value, str) and _SURROGATE.search(value):
+            raise self._err(
+                node, where, "a lone surrogate is not Unicode text", expected="text", found=value
+            )
         if isinstance(value, bytes | set) or type(value).__module__ == "datetime":
             raise self._err(
                 node,
@@ -158,6 +167,8 @@ def load_yaml(
     linemap = LineMap(source)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise InputError("", f"nested deeper than {MAX_DEPTH} levels", source=source) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1

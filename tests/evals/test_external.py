@@ -11,6 +11,7 @@ import pytest
 
 from ctxpack.evals.run.config import load_config
 from ctxpack.evals.run.evaluate import evaluate
+from ctxpack.evals.run.external import ExternalPacker
 from ctxpack.evals.run.runner import run_cells
 
 from .test_runner import suite_turns, write_config
@@ -46,22 +47,31 @@ FAKES = {
     "TIMEOUT": "import sys, time\nfor line in sys.stdin:\n    time.sleep(30)\n",
     "CRASH": "import sys\nsys.stdin.readline()\nsys.exit(3)\n",
     "PARSE_ERROR": "import sys\nfor line in sys.stdin:\n    print('not json', flush=True)\n",
-    "SCHEMA_ERROR": "import sys\nfor line in sys.stdin:\n    print('{}', flush=True)\n",
+    "SCHEMA_ERROR": (
+        "import json, sys\nfor line in sys.stdin:\n"
+        "    print(json.dumps({'request_id': json.loads(line)['request_id']}), flush=True)\n"
+    ),
+    # closes stdout and keeps running: a CRASH within the timeout, not a hang
+    "CRASH_OPEN": "import os, sys, time\nsys.stdin.readline()\nos.close(1)\ntime.sleep(60)\n",
 }
+NEVER_READS = "import time\ntime.sleep(60)\n"
+STATUS = {"CRASH_OPEN": "CRASH"}  # a fake's failure class, where it is not the fake's name
 UNKNOWN_ID = (
     "import json, sys\n"
     "for line in sys.stdin:\n"
+    "    rid = json.loads(line)['request_id']\n"
     "    item = {'recordRef': 'zzz', 'layer': 'L1', 'type': 'message', 'importance': 'unknown',\n"
     "            'trust': 'unknown', 'text': 'x', 'citations': {'recordRef': 'zzz'}}\n"
     "    meta = {'ts': 't', 'query': '', 'scope': None, 'budgetTokens': 1, 'maxItems': 1}\n"
-    "    print(json.dumps({'schema': 'openclaw-mem.context-pack.v1', 'meta': meta,\n"
-    "        'bundle_text': '', 'items': [item], 'notes': {'how_to_use': []}}), flush=True)\n"
+    "    print(json.dumps({'request_id': rid, 'schema': 'openclaw-mem.context-pack.v1',\n"
+    "        'meta': meta, 'bundle_text': '', 'items': [item], 'notes': {'how_to_use': []}}),\n"
+    "        flush=True)\n"
 )
 
 
 @pytest.mark.parametrize(
     ("expected", "script"),
-    [*FAKES.items(), ("SCHEMA_ERROR", UNKNOWN_ID)],
+    [*((STATUS.get(k, k), v) for k, v in FAKES.items()), ("SCHEMA_ERROR", UNKNOWN_ID)],
     ids=[*FAKES, "UNKNOWN_ID"],
 )
 def test_failures_are_recorded_per_cell_and_the_run_goes_on(
@@ -86,6 +96,49 @@ def test_failures_are_recorded_per_cell_and_the_run_goes_on(
     assert len(records) == suite_turns("lossless-claw")
     assert {r["status"] for r in records} == {expected}
     assert all(r["metrics"] == {} and r["error"] for r in records)
+
+
+ANSWERS_TWICE = (
+    "import json, sys\n"
+    "from ctxpack import pack\n"
+    "for line in sys.stdin:\n"
+    "    request = json.loads(line)\n"
+    "    rid = request.pop('request_id')\n"
+    "    text = json.dumps({**pack(request).to_dict(), 'request_id': rid})\n"
+    "    print(text, flush=True)\n"
+    "    print(text, flush=True)\n"
+)
+
+
+def test_a_packer_that_answers_twice_never_gets_a_stale_pack_scored(tmp_path: Path) -> None:
+    """Without ids echoed, every second answer would be scored as the next cell's
+    pack. With them, it is a DESYNC (the packer restarts) and every cell that is
+    scored is scored with its own pack."""
+    fake = tmp_path / "fake.py"
+    fake.write_text(ANSWERS_TWICE)
+    cfg = load_config(small_config(tmp_path))
+    inside = {r["key"]: r for r in run_cells(cfg, tmp_path / "in", executor="serial")}
+    outside = run_cells(
+        cfg, tmp_path / "out", executor="serial", packer=[sys.executable, str(fake)], timeout=5
+    )
+    statuses = {r["status"] for r in outside}
+    assert "DESYNC" in statuses and statuses <= {"DESYNC", "ok"}, statuses
+    scored = [r for r in outside if r["status"] == "ok"]
+    assert scored and all(r["metrics"] == inside[r["key"]]["metrics"] for r in scored)
+
+
+def test_a_packer_that_never_reads_times_out_on_the_write(tmp_path: Path) -> None:
+    """A request larger than the pipe's buffer blocks a writer whose reader never
+    reads: the write is bounded by the timeout like the read."""
+    fake = tmp_path / "fake.py"
+    fake.write_text(NEVER_READS)
+    packer = ExternalPacker([sys.executable, str(fake)], timeout=0.5)
+    big = {"items": [{"id": "a", "text": "x" * 1_000_000}], "budget_tokens": 10}
+    try:
+        failure, message = packer.call(big)
+    finally:
+        packer.close()
+    assert failure == "TIMEOUT" and "not read" in message
 
 
 def test_a_failing_packer_fails_the_summary_and_junit(tmp_path: Path) -> None:
