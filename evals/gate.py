@@ -27,6 +27,7 @@ schema or violating ``eval-summary.v1.json``, a bad gates file) raises
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,11 @@ def load_gates(path: Path) -> Gates:
     if found is not None:
         where, message = found
         raise lines.error("" if where == "/" else where, f"schema violation: {message}")
+    for metric, drop in data["metrics"].items():  # YAML's .nan and .inf are numbers too
+        if not math.isfinite(drop):
+            raise lines.error(
+                f"/metrics/{metric}", "not a finite number", expected="a drop >= 0", found=drop
+            )
     return Gates(max_drop={m: float(v) for m, v in data["metrics"].items()}, source=lines.source)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import random
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -67,8 +68,20 @@ def _load_space(path: Path, strategy: str) -> dict[str, Any]:
     return space
 
 
-def _candidates(space: Mapping[str, Any]) -> list[dict[str, Any]]:
+MAX_CANDIDATES: Final = 10_000  # parameter sets a space may expand to
+
+
+def _candidates(space: Mapping[str, Any], source: str = "") -> list[dict[str, Any]]:
     names = sorted(space["params"])
+    size = math.prod(len(space["params"][n]) for n in names)
+    if size > MAX_CANDIDATES:  # checked before the grid is built: 40^8 sets is 6.5e12
+        raise InputError(
+            "/params",
+            "the search space is too large",
+            expected=f"at most {MAX_CANDIDATES} parameter sets",
+            found=size,
+            source=source,
+        )
     grid = [
         dict(zip(names, combo, strict=True))
         for combo in itertools.product(*(space["params"][n] for n in names))
@@ -101,7 +114,7 @@ def tune(
     space = _load_space(space_path, strategy)
     metric = space.get("metric", "evidence_recall")
     default = build_strategy(strategy, {}).spec_string()
-    candidates = _candidates(space)
+    candidates = _candidates(space, str(space_path))
     specs = [build_strategy(strategy, c).spec_string() for c in candidates]
     grid = dataclasses.replace(config, specs=tuple(dict.fromkeys([default, *specs])))
     with tempfile.TemporaryDirectory(prefix="ctxpack-tune-") as tmp:

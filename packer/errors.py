@@ -87,6 +87,7 @@ def _show(value: object) -> str:
         return "null"
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
+        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
         return '"' + shown.replace("\n", "\\n") + '"'
     if isinstance(value, int | float):
         return repr(value)

@@ -40,12 +40,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         if debug:
             raise
-        print(f"ctxpack: error: {exc}", file=sys.stderr)
+        line = f"ctxpack: error: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
+        print(line, file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        print("ctxpack: interrupted", file=sys.stderr)
+        print(
+            "ctxpack: interrupted (an eval keeps its finished cells: rerun it with --resume)",
+            file=sys.stderr,
+        )
         return 130
     except Exception as exc:  # a bug, not bad input: still one line unless --debug
         if debug:

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import loads
 
-__all__ = ["EXIT_FAIL", "EXIT_INPUT", "EXIT_OK", "Parser", "read_json"]
+__all__ = ["EXIT_FAIL", "EXIT_INPUT", "EXIT_OK", "Parser", "bounded", "read_json"]
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 
@@ -31,3 +31,22 @@ def read_json(path: str | None) -> tuple[Any, str]:
     except OSError as exc:
         raise InputError("", f"cannot read file: {exc.strerror}", source=path) from None
     return loads(data, source=path), path
+
+
+def bounded(kind: type[int] | type[float], low: float, high: float) -> Any:
+    """An argparse type: a finite ``kind`` within [low, high]. Numbers that size
+    memory or time (an indent, workers, a timeout) are checked before any work."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind.__name__}, found {text!r}") from None
+        if not (low <= value <= high):  # NaN fails this too
+            raise argparse.ArgumentTypeError(
+                f"expected a number in [{low:g}, {high:g}], found {text!r}"
+            )
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxpack.cli.common import EXIT_FAIL, EXIT_OK
+from ctxpack.cli.common import EXIT_FAIL, EXIT_OK, bounded
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps
@@ -153,8 +153,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("format", choices=["locomo"])
     p.add_argument("path", help="the dataset file (LoCoMo: its original JSON format)")
     p.add_argument("-o", "--output", help="JSONL to write (default reports/imports/<name>.jsonl)")
-    p.add_argument("--budget", type=int, default=1024, help="each scenario's own budget")
-    p.add_argument("--fresh-tail", type=int, default=4, help="fresh tail count (default 4)")
+    p.add_argument(
+        "--budget", type=bounded(int, 1, 2**40), default=1024, help="each scenario's own budget"
+    )
+    p.add_argument(
+        "--fresh-tail", type=bounded(int, 0, 10**6), default=4, help="fresh tail count (default 4)"
+    )
     p.add_argument("--with-summaries", action="store_true", help="session summaries as items")
     p.add_argument("--token-counter", default="lcm", choices=["lcm", "chars4", "cl100k"])
     p.set_defaults(func=cmd_import)
@@ -169,7 +173,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--config", help="eval config YAML (default ./ctxpack.yaml)"
     )
-    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument(
+        "--jobs", type=bounded(int, 1, 256), default=2, help="worker processes (default 2)"
+    )
     p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
     p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
     p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
@@ -177,7 +183,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--packer", help="an external packer, cmd:'COMMAND' (docs/external-packers.md)")
     p.add_argument(
         "--packer-timeout",
-        type=float,
+        type=bounded(float, 0.001, 86_400),
         default=10.0,
         help="seconds an external packer has per cell (default 10)",
     )
@@ -211,7 +217,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--space", help="search space YAML (default: the shipped space of the strategy)"
     )
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--jobs", type=bounded(int, 1, 256), default=2)
     p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
     p.add_argument("--out", default="reports/tune", help="output root (default reports/tune)")
     p.set_defaults(func=cmd_tune)

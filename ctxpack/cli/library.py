@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxpack.cli.common import EXIT_OK, read_json
+from ctxpack.cli.common import EXIT_OK, bounded, read_json
 from ctxpack.evals.run.external import REQUEST_ID
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.files import check_target, write_atomic
@@ -144,9 +144,11 @@ def add_parsers(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="strategy parameter (repeatable)",
     )
-    p.add_argument("--budget", type=int, help="override budget_tokens")
+    p.add_argument("--budget", type=bounded(int, -(2**62), 2**62), help="override budget_tokens")
     p.add_argument("--prompt", help="override the prompt")
-    p.add_argument("--indent", type=int, help="pretty-print with this indent")
+    p.add_argument(
+        "--indent", type=bounded(int, 0, 16), help="pretty-print with this indent (0-16)"
+    )
     p.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
     p.set_defaults(func=cmd_pack)
 

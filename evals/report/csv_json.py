@@ -27,14 +27,27 @@ _KEYS: Final = (
 )
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula.
+_FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> object:
+    """OWASP's CSV-injection defence for text cells: a leading quote makes a
+    spreadsheet show the text instead of running it. Numbers are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def render_csv(ctx: ReportContext) -> str:
     """metrics.csv: one row per cell, every metric a column (latency excluded:
-    it is the one figure that differs between identical runs)."""
+    it is the one figure that differs between identical runs); text cells that a
+    spreadsheet would run as formulas are neutralised (:func:`_cell`)."""
     summary, records = ctx.summary, ctx.records
     names = sorted({m for r in records for m in r["metrics"]})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*_KEYS, *names])
+    writer.writerow([_cell(k) for k in (*_KEYS, *names)])
     specs = [s["spec"] for s in summary["strategies"]]
     ordered = order_records(records, specs, summary["budgets"])
     values = [[r["metrics"].get(m) for m in names] for r in ordered]
@@ -43,7 +56,7 @@ def render_csv(ctx: ReportContext) -> str:
     rounded = iter(canonical_array(floats))
     for r, row in zip(ordered, values, strict=True):
         metrics = ["" if v is None else next(rounded) if isinstance(v, float) else v for v in row]
-        writer.writerow([*(r.get(k, "") for k in _KEYS), *metrics])
+        writer.writerow([*(_cell(r.get(k, "")) for k in _KEYS), *metrics])
     return out.getvalue()
 
 

@@ -59,6 +59,15 @@ def load_config(path: Path) -> EvalConfig:
         if not found:
             raise lines.error(f"/suites/{i}", f"no compiled scenario file matches {pattern!r}")
         suites.extend(Path(p) for p in found)
+    stems: dict[str, Path] = {}
+    for suite in dict.fromkeys(suites):  # a suite's stem names its cells: it must be unique
+        if suite.stem in stems:
+            raise lines.error(
+                "/suites",
+                f"two suites named {suite.stem!r} ({stems[suite.stem]} and {suite}): their "
+                "cells would collide; rename one",
+            )
+        stems[suite.stem] = suite
     specs: list[str] = []
     for i, text in enumerate(data["strategies"]):
         try:

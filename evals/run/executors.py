@@ -69,8 +69,13 @@ def executor_map(jobs: int, executor: str, scheduler: str | None) -> Iterator[Ma
     if executor == "serial" or (jobs <= 1 and executor == "process"):
         yield run_serial
     elif executor == "process":
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+        try:
             yield partial(run_on, pool)
+        except BaseException:  # Ctrl-C or an error: drop the queued tasks, do not wait
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     elif executor == "dask":
         distributed = require("distributed", "dask", "--executor dask")
         # Any: distributed ships py.typed but leaves Client and LocalCluster unannotated.

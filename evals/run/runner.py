@@ -25,9 +25,9 @@ from ctxpack.evals.metrics.cell import Citations, cell_metrics
 from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from ctxpack.evals.run.executors import Map, executor_map
 from ctxpack.evals.run.external import external_packer
+from ctxpack.evals.run.journal import RESULTS, read_results
 from ctxpack.evals.scenarios.format import Scenario, expectation_failures, load_compiled
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.model import Items
 from ctxpack.packer.pipeline import PackResult, cyclic_gc_paused, decide, rank, reserve
 from ctxpack.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
@@ -38,13 +38,11 @@ from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
 __all__ = [
     "Task",
     "parsed_turns",
-    "read_results",
     "run_cells",
     "run_task",
     "tasks",
 ]
 
-RESULTS: Final = "results.jsonl"
 
 
 @dataclass(frozen=True)
@@ -290,28 +288,6 @@ def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
     return dataclasses.replace(reference, outcome=outcome, rank=rank, mode=mode)
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """Records already in ``results.jsonl``. A torn last line (a crash mid-write)
-    is dropped and truncated away; a bad line elsewhere is an error naming it."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    complete, _, torn = data.rpartition(b"\n")
-    if torn:
-        path.write_bytes(complete + b"\n" if complete else b"")
-    records = []
-    for n, line in enumerate(complete.decode("utf-8", "replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        record = loads(line, source=f"{path}:{n}")
-        if not isinstance(record, dict) or "key" not in record or "metrics" not in record:
-            raise InputError(
-                f"line {n}", "not a result record (key and metrics expected)", source=str(path)
-            )
-        records.append(record)
-    return records
-
-
 def run_cells(
     config: EvalConfig,
     out_dir: Path,
@@ -350,13 +326,21 @@ def _run_into(
 ) -> list[dict[str, Any]]:
     out_dir.mkdir(parents=True, exist_ok=True)
     results = out_dir / RESULTS
-    done = read_results(results) if resume else []
+    every = tasks(config)
+    grid = {
+        cell_key(t.suite, t.scenario.id, k, s, b)
+        for t in every
+        for k in t.turns
+        for s in config.specs
+        for b in config.budgets
+    }
+    done = read_results(results, grid) if resume else []
     if not resume and results.exists():
         results.unlink()
     finished = {r["key"] for r in done}
     work = [
         t
-        for t in tasks(config)
+        for t in every
         if any(
             cell_key(t.suite, t.scenario.id, k, s, b) not in finished
             for k in t.turns

@@ -13,6 +13,7 @@ turns can be measured.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,23 +134,69 @@ class Scenario:
         )
 
 
+_ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]*")  # the scenario id pattern of the schema
+
+
 def load_compiled(path: Path) -> list[Scenario]:
-    """Scenarios from a compiled JSONL file; a bad line is an error naming it."""
+    """Scenarios from a compiled JSONL file, checked as a hand edit could break it:
+    each line a scenario object with a valid, unique id and at least one turn,
+    whose sha256 still matches its content. A bad line is an error naming it."""
     try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError("", f"cannot read compiled scenarios: {exc}", source=str(path)) from None
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InputError(
+            "", f"cannot read compiled scenarios: {exc.strerror}", source=str(path)
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"byte {exc.start}", "not UTF-8 text", source=str(path)) from None
     out = []
+    seen: dict[str, int] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         obj = loads(line, source=f"{path}:{n}")
-        try:
-            out.append(Scenario.from_json(obj))
-        except (KeyError, TypeError) as exc:
+        where = f"line {n}"
+        if not isinstance(obj, dict):
             raise InputError(
-                f"line {n}", f"not a compiled scenario (missing {exc})", source=str(path)
+                where,
+                "not a compiled scenario",
+                expected="a JSON object",
+                found=obj,
+                source=str(path),
+            )
+        try:
+            scenario = Scenario.from_json(obj)
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise InputError(
+                where, f"not a compiled scenario (bad or missing {exc})", source=str(path)
             ) from None
+        if not isinstance(scenario.id, str) or not _ID.fullmatch(scenario.id):
+            raise InputError(
+                where,
+                "invalid scenario id",
+                expected=_ID.pattern,
+                found=scenario.id,
+                source=str(path),
+            )
+        if scenario.id in seen:
+            raise InputError(
+                where,
+                f"duplicate scenario id {scenario.id!r} (first on line {seen[scenario.id]})",
+                source=str(path),
+            )
+        seen[scenario.id] = n
+        if not scenario.turns:
+            raise InputError(where, f"scenario {scenario.id!r} has no turns", source=str(path))
+        if obj.get("sha256") != scenario.sha256:
+            raise InputError(
+                where,
+                f"scenario {scenario.id!r} does not match its sha256 (edited by hand, or "
+                "stale): recompile it with ctxpack scenarios compile",
+                source=str(path),
+            )
+        out.append(scenario)
+    if not out:
+        raise InputError("", "no scenarios in this compiled suite", source=str(path))
     return out
 
 

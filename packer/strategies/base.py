@@ -242,5 +242,9 @@ def parse_spec(text: str, where: str = "/strategy") -> tuple[str, dict[str, Any]
             raise InputError(
                 where, "malformed strategy parameter", expected="key=value", found=part.strip()
             )
+        if key.strip() in params:
+            raise InputError(
+                where, f"parameter {key.strip()!r} given twice", expected="each once", found=text
+            )
         params[key.strip()] = parse_value(value.strip())
     return name, params

@@ -16,7 +16,8 @@ from ctxpack.evals.report.model import ReportContext, order_records
 from ctxpack.evals.report.renderers import RENDERERS
 from ctxpack.evals.run.config import load_config
 from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.run.runner import read_results, tasks
+from ctxpack.evals.run.journal import read_results
+from ctxpack.evals.run.runner import tasks
 
 from .test_runner import write_config
 

@@ -13,7 +13,8 @@ import pytest
 from ctxpack.evals.run import runner
 from ctxpack.evals.run.config import load_config
 from ctxpack.evals.run.evaluate import evaluate, validate_summary
-from ctxpack.evals.run.runner import parsed_turns, read_results, run_cells, run_task, tasks
+from ctxpack.evals.run.journal import read_results
+from ctxpack.evals.run.runner import parsed_turns, run_cells, run_task, tasks
 from ctxpack.evals.scenarios.format import load_compiled
 from ctxpack.packer import InputError
 from ctxpack.packer.request import parse_items, parse_request, request_to_json

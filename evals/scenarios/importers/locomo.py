@@ -41,6 +41,7 @@ CATEGORIES: Final = {
     5: "adversarial",
 }
 _DIA_ID: Final = re.compile(r"D\d+:\d+")
+_ID_UNSAFE: Final = re.compile(r"[^a-z0-9._-]+")  # a scenario id is [a-z0-9._-]
 _SESSION: Final = re.compile(r"session_(\d+)")
 
 
@@ -56,22 +57,36 @@ def _sessions(conv: Mapping[str, Any]) -> list[tuple[int, list[dict[str, Any]], 
     return sorted(out, key=lambda s: s[0])
 
 
+def _string(value: Any, where: str) -> str:
+    """A text field: a string, or null (an empty text); anything else is bad input."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(where, "wrong type", expected="a string or null", found=value)
+    return value
+
+
 def _items(sample: Mapping[str, Any], with_summaries: bool) -> list[dict[str, Any]]:
     conv = sample["conversation"]
-    roles = {conv.get("speaker_a"): "user", conv.get("speaker_b"): "assistant"}
+    roles = {
+        _string(conv.get("speaker_a"), "/conversation/speaker_a"): "user",
+        _string(conv.get("speaker_b"), "/conversation/speaker_b"): "assistant",
+    }
     summaries = sample.get("session_summary") or {}
     items: list[dict[str, Any]] = []
     seen: set[str] = set()
     for number, turns, _date in _sessions(conv):
-        for turn in turns:
+        for i, turn in enumerate(turns):
             ident = str(turn.get("dia_id", "")) if isinstance(turn, dict) else ""
             if not ident or ident in seen:  # a repeated dia_id keeps its first turn
                 continue
             seen.add(ident)
-            text = str(turn.get("text", ""))
-            if turn.get("blip_caption"):
-                text += f" [shared a photo: {turn['blip_caption']}]"
-            role = roles.get(turn.get("speaker"), "user")
+            at = f"/conversation/session_{number}/{i}"
+            text = _string(turn.get("text"), f"{at}/text")  # null: an empty text
+            caption = _string(turn.get("blip_caption"), f"{at}/blip_caption")
+            if caption:
+                text += f" [shared a photo: {caption}]"
+            role = roles.get(_string(turn.get("speaker"), f"{at}/speaker"), "user")
             items.append({"id": ident, "text": text, "turn": number, "role": role})
         summary = (
             summaries.get(f"session_{number}_summary") if isinstance(summaries, dict) else None
@@ -132,6 +147,7 @@ def import_locomo(
         )
     counts: Counter[str] = Counter()
     scenarios: list[Scenario] = []
+    seen_ids: dict[str, int] = {}
     for c, sample in enumerate(data):
         if (
             not isinstance(sample, dict)
@@ -146,7 +162,25 @@ def import_locomo(
                 source=str(path),
             )
         sample_id = str(sample.get("sample_id", f"conv-{c}"))
-        items = _items(sample, with_summaries)
+        scenario_id = "locomo-" + _ID_UNSAFE.sub("-", sample_id.lower())
+        if scenario_id in seen_ids:  # the scenario ids, and so the cells, would collide
+            raise InputError(
+                f"/{c}/sample_id",
+                f"sample {sample_id!r} imports as {scenario_id!r}, as /{seen_ids[scenario_id]} "
+                "does",
+                source=str(path),
+            )
+        seen_ids[scenario_id] = c
+        try:
+            items = _items(sample, with_summaries)
+        except InputError as exc:
+            raise InputError(
+                f"/{c}{exc.where}",
+                exc.message,
+                expected=exc.expected,
+                found=exc.found,
+                source=str(path),
+            ) from None
         known = {it["id"] for it in items}
         base: dict[str, Any] = {
             "items": items,
@@ -174,7 +208,7 @@ def import_locomo(
         if turns:
             scenarios.append(
                 Scenario(
-                    id=f"locomo-{sample_id}",
+                    id=scenario_id,
                     why=f"LoCoMo {sample_id}: {len(turns)} questions over {len(items)} items.",
                     tags=("locomo", sample_id),
                     turns=tuple(turns),

@@ -1,0 +1,386 @@
+"""Bad input, every class: one line naming where and what, exit 2, no traceback,
+nothing half-written, nothing a user gave lost. A table, one row per class."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pickle
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ctxpack.cli import main
+from ctxpack.evals.run.folder import safe_component
+from ctxpack.packer.errors import InputError, MissingExtraError
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "scenarios" / "compiled" / "lossless-claw.jsonl"
+REQUEST = {"items": [{"id": "a", "text": "deploy"}], "budget_tokens": 8, "prompt": "deploy"}
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def config(tmp: Path, suites: list[str], **extra: object) -> Path:
+    body = {
+        "schema": "ctxpack.eval.v1",
+        "name": "t",
+        "suites": suites,
+        "strategies": ["chronological", "bm25"],
+        "budgets": ["scenario"],
+        "bootstrap": {"resamples": 100},
+        **extra,
+    }
+    return write(tmp / "cfg" / "c.yaml", json.dumps(body))
+
+
+def suite_lines() -> list[str]:
+    return SUITE.read_text("utf-8").splitlines()
+
+
+def edited_suite(tmp: Path, edit: Callable[[list[str]], list[str]]) -> list[str]:
+    path = write(tmp / "s" / "edited.jsonl", "\n".join(edit(suite_lines())) + "\n")
+    return ["eval", "--config", str(config(tmp, [str(path)])), "--out", str(tmp / "r")]
+
+
+def retitled(line: str, **changes: object) -> str:
+    return json.dumps({**json.loads(line), **changes})
+
+
+def resume_with(tmp: Path, corrupt: Callable[[Path], None]) -> list[str]:
+    cfg = config(tmp, [str(SUITE)])
+    argv = ["eval", "--config", str(cfg), "--out", str(tmp / "r"), "--jobs", "1"]
+    assert main(argv) == 0
+    (journal,) = (tmp / "r").glob("t-*/results.jsonl")
+    corrupt(journal)
+    return [*argv, "--resume"]
+
+
+def append(line: str) -> Callable[[Path], None]:
+    def go(path: Path) -> None:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+    return go
+
+
+def first_record(path: Path) -> str:
+    return path.read_text("utf-8").splitlines()[0]
+
+
+def locomo(tmp: Path, turn: dict[str, object]) -> list[str]:
+    sample = {
+        "sample_id": "conv-1",
+        "conversation": {
+            "speaker_a": "A",
+            "speaker_b": "B",
+            "session_1": [{"dia_id": "D1:1", "speaker": "A", "text": "hi"}, turn],
+        },
+        "qa": [{"question": "hi?", "answer": "hi", "evidence": ["D1:1"], "category": 4}],
+    }
+    path = write(tmp / "locomo.json", json.dumps([sample]))
+    return ["import", "locomo", str(path), "-o", str(tmp / "out.jsonl")]
+
+
+def request_file(tmp: Path, text: str | None = None) -> Path:
+    return write(tmp / "req.json", text if text is not None else json.dumps(REQUEST))
+
+
+def fifo(tmp: Path) -> Path:
+    path = tmp / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _same_stem(t: Path) -> list[str]:
+    twin = t / "twin" / SUITE.name
+    twin.parent.mkdir(parents=True)
+    shutil.copy(SUITE, twin)
+    return ["eval", "--config", str(config(t, [str(SUITE), str(twin)])), "--out", str(t / "r")]
+
+
+# (id, argv builder, what the one line says)
+CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("suites-with-one-stem", lambda t: _same_stem(t), "cells would collide"),
+    (
+        "duplicate-scenario-id",
+        lambda t: edited_suite(t, lambda ls: [*ls, ls[0]]),
+        "duplicate scenario id",
+    ),
+    (
+        "mirror-invalid-id",
+        lambda t: edited_suite(t, lambda ls: [retitled(ls[0], id="Bad Id"), *ls[1:]]),
+        "invalid scenario id",
+    ),
+    (
+        "mirror-stale-sha256",
+        lambda t: edited_suite(t, lambda ls: [retitled(ls[0], why="edited"), *ls[1:]]),
+        "does not match its sha256",
+    ),
+    ("suite-empty", lambda t: edited_suite(t, lambda ls: []), "no scenarios"),
+    (
+        "scenario-without-turns",
+        lambda t: edited_suite(t, lambda ls: [retitled(ls[0], turns=[]), *ls[1:]]),
+        "has no turns",
+    ),
+    ("suite-line-is-array", lambda t: edited_suite(t, lambda ls: ["[1, 2]"]), "a JSON object"),
+    (
+        "suite-not-utf8",
+        lambda t: [
+            "eval",
+            "--config",
+            str(config(t, [str(write(t / "s" / "b.jsonl", b"\xff\xfe{}\n"))])),
+        ],
+        "not UTF-8",
+    ),
+    (
+        "resume-duplicate-record",
+        lambda t: resume_with(t, lambda p: append(first_record(p))(p)),
+        "recorded twice",
+    ),
+    (
+        "resume-foreign-record",
+        lambda t: resume_with(
+            t, lambda p: append(retitled(first_record(p), key="other/x#0|bm25|9"))(p)
+        ),
+        "not in this config's grid",
+    ),
+    (
+        "resume-non-numeric-metric",
+        lambda t: resume_with(
+            t,
+            lambda p: write(
+                p, retitled(first_record(p), metrics={"evidence_recall": "high"}) + "\n"
+            ),
+        ),
+        "not a result record",
+    ),
+    (
+        "resume-journal-is-a-directory",
+        lambda t: resume_with(t, lambda p: (p.unlink(), p.mkdir())),  # type: ignore[func-returns-value]
+        "cannot read results",
+    ),
+    (
+        "gates-nan",
+        lambda t: [
+            "gate",
+            "--baseline",
+            str(ROOT / "reports/baseline/summary.json"),
+            "--current",
+            str(ROOT / "reports/baseline/summary.json"),
+            "--gates",
+            str(
+                write(
+                    t / "g.yaml",
+                    "schema: ctxpack.gates.v1\nmetrics: {evidence_recall: .nan}\n"
+                    "hard_invariants: 0\nexpectations: all\n",
+                )
+            ),
+        ],
+        "not a finite number",
+    ),
+    (
+        "locomo-speaker-is-a-list",
+        lambda t: locomo(t, {"dia_id": "D1:2", "speaker": ["B"], "text": "yo"}),
+        "/0/conversation/session_1/1/speaker: wrong type",
+    ),
+    (
+        "spec-parameter-twice",
+        lambda t: ["pack", str(request_file(t)), "--strategy", "bm25(k1=1,k1=3)"],
+        "parameter 'k1' given twice",
+    ),
+    (
+        "pack-output-is-its-input",
+        lambda t: ["pack", str(request_file(t)), "-o", str(t / "req.json")],
+        "is this command's input",
+    ),
+    (
+        "import-output-is-its-input",
+        lambda t: [
+            *locomo(t, {"dia_id": "D1:2", "speaker": "B", "text": "yo"})[:3],
+            "-o",
+            str(t / "locomo.json"),
+        ],
+        "is this command's input",
+    ),
+    (
+        "pack-output-is-a-fifo",
+        lambda t: ["pack", str(request_file(t)), "-o", str(fifo(t))],
+        "not a regular file",
+    ),
+    (
+        "pack-output-is-dev-null",
+        lambda t: ["pack", str(request_file(t)), "-o", "/dev/null"],
+        "not a regular file",
+    ),
+    (
+        "pack-output-is-a-directory",
+        lambda t: ["pack", str(request_file(t)), "-o", str(t)],
+        "is a directory",
+    ),
+    (
+        "eval-out-under-a-file",
+        lambda t: [
+            "eval",
+            "--config",
+            str(config(t, [str(SUITE)])),
+            "--out",
+            str(write(t / "afile", "x") / "sub"),
+        ],
+        "Not a directory",
+    ),
+    (
+        "json-nested-too-deeply",
+        lambda t: ["pack", str(request_file(t, "[" * 100_000 + "]" * 100_000))],
+        "nested too deeply",
+    ),
+    (
+        "json-lone-surrogate",
+        lambda t: [
+            "pack",
+            str(
+                request_file(t, '{"items": [{"id": "a", "text": "x\\ud800"}], "budget_tokens": 5}')
+            ),
+        ],
+        "lone surrogate",
+    ),
+    (
+        "yaml-nested-too-deeply",
+        lambda t: [
+            "scenarios",
+            "validate",
+            str(write(t / "d.yaml", "a: " + "[" * 200 + "]" * 200)),
+        ],
+        "nested deeper than 64 levels",
+    ),
+    (
+        "yaml-lone-surrogate",
+        lambda t: ["scenarios", "validate", str(write(t / "d.yaml", 'a: "x\\ud800"\n'))],
+        "lone surrogate",
+    ),
+    ("packer-timeout-nan", lambda t: ["eval", "--packer-timeout", "nan"], "--packer-timeout"),
+    ("packer-timeout-negative", lambda t: ["eval", "--packer-timeout", "-1"], "--packer-timeout"),
+    ("jobs-negative", lambda t: ["eval", "--jobs", "-3"], "--jobs"),
+    (
+        "indent-huge",
+        lambda t: ["pack", str(request_file(t)), "--indent", "100000000"],
+        "--indent",
+    ),
+    (
+        "tune-space-too-large",
+        lambda t: [
+            "tune",
+            "--config",
+            str(config(t, [str(SUITE)])),
+            "--space",
+            str(
+                write(
+                    t / "space.yaml",
+                    "schema: ctxpack.space.v1\nstrategy: hybrid\nparams:\n"
+                    + "".join(
+                        f"  {p}: [{', '.join(str(1 + i / 40) for i in range(40))}]\n"
+                        for p in ["w_relevance", "w_recency", "w_usage", "half_life_turns", "k1"]
+                    ),
+                )
+            ),
+        ],
+        "too large",
+    ),
+]
+
+
+@pytest.mark.parametrize(("builder", "says"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_one_line_and_exit_2(
+    builder: Callable[[Path], list[str]],
+    says: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = builder(tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and not p.is_fifo()}
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("ctxpack: error: "), err
+    assert says in err, err
+    assert "Traceback" not in err
+    for path, content in before.items():  # nothing a user gave is lost
+        if path.exists() and path.suffix != ".jsonl" and "results" not in path.name:
+            assert path.read_bytes() == content, path
+    assert not list(tmp_path.rglob("*.tmp")), "a temporary file was left behind"
+
+
+def test_a_null_locomo_text_is_an_empty_text_not_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(locomo(tmp_path, {"dia_id": "D1:2", "speaker": "B", "text": None})) == 0
+    scenario = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
+    items = scenario.get("items") or scenario["turns"][0]["request"]["items"]
+    texts = {it["id"]: it["text"] for it in items}
+    assert texts["D1:2"] == ""
+
+
+def test_a_config_name_never_leaves_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("../../escape", "/abs/x", ".."):
+        assert "/" not in safe_component(name) and not safe_component(name).startswith(".")
+    cfg = config(tmp_path, [str(SUITE)], name="../../escape")
+    assert main(["eval", "--config", str(cfg), "--out", str(tmp_path / "r"), "--jobs", "1"]) == 0
+    made = {p.name for p in (tmp_path / "r").iterdir()}
+    assert {"latest"} < made and all(n.startswith(("_", "escape", "latest")) for n in made)
+    assert not (tmp_path.parent / "escape").exists()
+
+
+def test_errors_cross_process_boundaries_whole() -> None:
+    """A worker's bad-input error reaches the parent as itself (picklable by state)."""
+    for error in (
+        InputError("/a", "bad", expected="x", found=[1], source="f.json"),
+        MissingExtraError("stem='english'", "stem", "Stemmer"),
+    ):
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and str(copy) == str(error)
+
+
+def test_metrics_csv_neutralises_formulas(tmp_path: Path) -> None:
+    evil = tmp_path / "s" / "=HYPERLINK(1).jsonl"
+    evil.parent.mkdir()
+    shutil.copy(SUITE, evil)
+    cfg = config(tmp_path, [str(evil)])
+    assert main(["eval", "--config", str(cfg), "--out", str(tmp_path / "r"), "--jobs", "1"]) == 0
+    with (tmp_path / "r" / "latest" / "metrics.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(r["key"].startswith("'=HYPERLINK(1)/") for r in rows)
+    assert all(r["suite"] == "'=HYPERLINK(1)" for r in rows)
+
+
+def test_serve_answers_a_bad_line_and_goes_on(tmp_path: Path) -> None:
+    import subprocess
+
+    lines = [
+        "[" * 100_000 + "]" * 100_000,
+        '{"items": [], "budget_tokens": 5, "prompt": "\\udc00"}',
+        json.dumps({**REQUEST, "request_id": "7"}),
+    ]
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxpack", "serve"],
+        input=("\n".join(lines) + "\n").encode() + b"\xff\n",
+        capture_output=True,
+        timeout=60,
+    )
+    answers = [json.loads(x) for x in out.stdout.decode().splitlines()]
+    assert len(answers) == 4
+    assert "error" in answers[0] and "error" in answers[1] and "error" in answers[3]
+    assert answers[2]["request_id"] == "7" and answers[2]["schema"].startswith("openclaw-mem")
