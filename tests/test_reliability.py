@@ -16,6 +16,7 @@ import pytest
 
 from ctxpack.cli import main
 from ctxpack.evals.run.folder import safe_component
+from ctxpack.evals.scenarios.format import Scenario
 from ctxpack.packer.errors import InputError, MissingExtraError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +57,17 @@ def edited_suite(tmp: Path, edit: Callable[[list[str]], list[str]]) -> list[str]
 
 def retitled(line: str, **changes: object) -> str:
     return json.dumps({**json.loads(line), **changes})
+
+
+def bad_request_suite(tmp: Path, *executor: str) -> list[str]:
+    """A suite whose sha256 matches but whose request is invalid (as a tool that
+    writes compiled suites itself could make): the error is raised in a worker."""
+    obj = json.loads(suite_lines()[0])
+    obj["turns"][0]["request"]["budget_tokens"] = "lots"
+    obj["sha256"] = Scenario.from_json(obj).sha256
+    path = write(tmp / "s" / "bad.jsonl", json.dumps(obj) + "\n")
+    cfg = config(tmp, [str(path)])
+    return ["eval", "--config", str(cfg), "--out", str(tmp / "r"), "--jobs", "2", *executor]
 
 
 def resume_with(tmp: Path, corrupt: Callable[[Path], None]) -> list[str]:
@@ -143,6 +155,16 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
             str(config(t, [str(write(t / "s" / "b.jsonl", b"\xff\xfe{}\n"))])),
         ],
         "not UTF-8",
+    ),
+    (
+        "bad-request-under-the-process-pool",
+        lambda t: bad_request_suite(t),
+        "scenario lcm-relevant-older-summary-beats-newer turn 0",
+    ),
+    (
+        "bad-request-under-dask",
+        lambda t: bad_request_suite(t, "--executor", "dask"),
+        "/budget_tokens: wrong type",
     ),
     (
         "resume-duplicate-record",
@@ -233,6 +255,33 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "eval-out-under-a-file",
         lambda t: [
             "eval",
+            "--config",
+            str(config(t, [str(SUITE)])),
+            "--out",
+            str(write(t / "afile", "x") / "sub"),
+        ],
+        "Not a directory",
+    ),
+    (
+        "scenarios-out-is-a-file",
+        lambda t: [
+            "scenarios",
+            "compile",
+            str(shutil.copy(ROOT / "scenarios" / "trust.yaml", t / "trust.yaml")),
+            "--out",
+            str(write(t / "afile", "x")),
+        ],
+        "Not a directory",
+    ),
+    (
+        "import-output-is-a-directory",
+        lambda t: [*locomo(t, {"dia_id": "D1:2", "text": "yo"})[:3], "-o", str(t)],
+        "is a directory",
+    ),
+    (
+        "tune-out-under-a-file",
+        lambda t: [
+            "tune",
             "--config",
             str(config(t, [str(SUITE)])),
             "--out",
@@ -384,3 +433,36 @@ def test_serve_answers_a_bad_line_and_goes_on(tmp_path: Path) -> None:
     assert len(answers) == 4
     assert "error" in answers[0] and "error" in answers[1] and "error" in answers[3]
     assert answers[2]["request_id"] == "7" and answers[2]["schema"].startswith("openclaw-mem")
+
+
+def test_a_bad_request_under_dask_is_one_line_with_the_workers_quiet(tmp_path: Path) -> None:
+    """The workers' own "Compute Failed" log would repeat the error with a
+    traceback on the real stderr (which capsys does not see): read it whole."""
+    import subprocess
+
+    argv = bad_request_suite(tmp_path, "--executor", "dask")
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxpack", *argv], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 2, out.stderr
+    lines = [x for x in out.stderr.splitlines() if x.strip() and not x.startswith("eval: ")]
+    assert len(lines) == 1 and "/budget_tokens: wrong type" in lines[0], out.stderr
+
+
+def test_a_second_eval_into_a_held_folder_exits_2_and_keeps_the_journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import fcntl
+
+    cfg = config(tmp_path, [str(SUITE)])
+    argv = ["eval", "--config", str(cfg), "--out", str(tmp_path / "r"), "--jobs", "1"]
+    assert main(argv) == 0
+    (run,) = [p for p in (tmp_path / "r").iterdir() if p.name != "latest"]
+    journal = (run / "results.jsonl").read_bytes()
+    with (run / ".lock").open("w") as held:  # as a running eval holds it
+        fcntl.flock(held, fcntl.LOCK_EX)
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+    assert "another ctxpack run is writing into this folder" in err
+    assert (run / "results.jsonl").read_bytes() == journal

@@ -5,6 +5,7 @@ over tasks to record batches, in finishing order (the runner sorts records)."""
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import signal
 import sys
@@ -98,6 +99,9 @@ def executor_map(jobs: int, executor: str, scheduler: str | None) -> Iterator[Ma
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address=None,
+                    # a worker's bad-input error reaches the user as one line:
+                    # its "Compute Failed" warning would repeat it with a traceback
+                    silence_logs=logging.CRITICAL,
                 ) as cluster,
                 dask.Client(cluster) as client,
             ):

@@ -27,6 +27,7 @@ from ctxpack.evals.run.executors import Map, executor_map
 from ctxpack.evals.run.external import external_packer
 from ctxpack.evals.run.journal import RESULTS, read_results
 from ctxpack.evals.scenarios.format import Scenario, expectation_failures, load_compiled
+from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.model import Items
 from ctxpack.packer.pipeline import PackResult, cyclic_gc_paused, decide, rank, reserve
@@ -103,7 +104,10 @@ def parsed_turns(
         items = None
         if shared is not None:
             if (counter, recounted) not in tables:
-                parsed = parse_items(_without_tokens(shared) if recounted else shared, counter)
+                try:
+                    parsed = parse_items(_without_tokens(shared) if recounted else shared, counter)
+                except InputError as exc:
+                    raise exc.with_source(f"scenario {scenario.id} ({scenario.file})") from None
                 in_order = parsed.ids == [it["id"] for it in shared]
                 tables[counter, recounted] = parsed if in_order else None
             table = tables[counter, recounted]
@@ -112,7 +116,8 @@ def parsed_turns(
                 items = table if upto == len(table) else table.take(np.arange(upto))
         if items is None and recounted:
             request["items"] = _without_tokens(request["items"])
-        yield k, parse_request(request, items=items), recounted
+        where = f"scenario {scenario.id} turn {k} ({scenario.file})"
+        yield k, parse_request(request, items=items, source=where), recounted
 
 
 def run_task(
