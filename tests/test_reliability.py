@@ -223,6 +223,18 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "parameter 'k1' given twice",
     ),
     (
+        "param-nested-too-deeply",
+        lambda t: [
+            "pack",
+            str(request_file(t)),
+            "--strategy",
+            "bm25",
+            "--param",
+            "k1=" + "[" * 50_000,
+        ],
+        "--strategy/params/k1: wrong type",
+    ),
+    (
         "pack-output-is-its-input",
         lambda t: ["pack", str(request_file(t)), "-o", str(t / "req.json")],
         "is this command's input",

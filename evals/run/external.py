@@ -18,10 +18,14 @@ answers twice never gets the next cell scored with a stale pack).
 from __future__ import annotations
 
 import atexit
+import contextlib
+import ctypes
 import os
 import selectors
 import shlex
+import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -35,6 +39,13 @@ __all__ = ["FAILURES", "ExternalPacker", "Failure", "external_packer", "parse_pa
 Failure = Literal["TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC"]
 FAILURES: Final = ("TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC")
 REQUEST_ID: Final = "request_id"  # added to each request, echoed in its answer
+
+
+def _die_with_parent() -> None:
+    """In the packer's process, before it runs: die when the worker that started
+    it dies (a ``kill -9`` of the eval), even if it never reads its stdin."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def parse_packer(spec: str) -> list[str]:
@@ -60,7 +71,11 @@ class ExternalPacker:
     def start(self) -> None:
         try:
             self._proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
         except OSError as exc:
             raise InputError("--packer", f"cannot start {self.argv[0]!r}: {exc.strerror}") from None

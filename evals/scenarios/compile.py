@@ -217,7 +217,7 @@ def _lines_by_id(text: str) -> dict[str, str]:
     for n, line in enumerate(text.splitlines(), 1):
         try:
             key = str(json.loads(line)["id"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             key = f"<unreadable line {n}>"
         out[key] = line
     return out

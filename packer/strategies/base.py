@@ -221,7 +221,7 @@ def parse_value(text: str) -> Any:
     """A parameter value from text: JSON when it parses (numbers), else the string."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         return text
 
 
