@@ -109,14 +109,22 @@ def wait_gone(pids: set[int], timeout: float = 20) -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the workers")
-def test_kill_9_leaves_no_process_behind_and_resume_finishes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("executor", "sig"),
+    [("process", signal.SIGKILL), ("process", signal.SIGTERM), ("dask", signal.SIGKILL)],
+    ids=["kill-9", "sigterm", "dask-kill-9"],
+)
+def test_a_killed_eval_leaves_no_process_behind_and_resume_finishes(
+    tmp_path: Path, executor: str, sig: signal.Signals
+) -> None:
     argv, out = setup(tmp_path)
+    argv = [*argv, "--executor", executor]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         started(proc, out)
         below = descendants(proc.pid)
         assert below, "no worker processes were found"
-        proc.kill()
+        proc.send_signal(sig)
         proc.wait()
         assert wait_gone(below) == set(), "workers outlived a kill -9 of the eval"
     finally:
