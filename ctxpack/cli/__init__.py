@@ -3,7 +3,7 @@
 Bad input gets one line on stderr naming the file and JSON pointer, what was
 expected and what was found, and exit code 2; never a traceback unless ``--debug``.
 Subcommands live in :mod:`ctxpack.cli.library` (pack, serve, strategies, schema)
-and :mod:`ctxpack.cli.harness` (scenarios, import, init, eval, gate, tune).
+and :mod:`ctxpack.cli.harness` (scenarios, import, init, eval, gate, tune, cache).
 """
 
 from __future__ import annotations

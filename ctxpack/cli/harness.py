@@ -1,5 +1,5 @@
 """Subcommands over the harness (``ctxpack.evals``): scenarios, import, init, eval,
-gate, tune. Each imports the harness only when it runs, so ``ctxpack pack`` starts
+gate, tune, cache. Each imports the harness only when it runs, so ``ctxpack pack`` starts
 without loading the harness's dependencies."""
 
 from __future__ import annotations
@@ -142,6 +142,24 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_FAIL
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    # the harness, imported only here
+    from ctxpack.evals.metrics.cache_files import (
+        collector_paused,
+        profile,
+        read_trace,
+        simulate,
+    )
+
+    chosen = profile(args.profile, Path(args.profiles) if args.profiles else None)
+    with collector_paused():
+        trace = read_trace(args.trace)  # every line checked before anything is written
+        write = sys.stdout.write
+        for line in simulate(trace, args.profile, chosen):
+            write(line + "\n")
+    return EXIT_OK
+
+
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("scenarios", help="validate, compile or check golden scenario files")
     p.add_argument("action", choices=["validate", "compile", "check"])
@@ -221,3 +239,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
     p.add_argument("--out", default="reports/tune", help="output root (default reports/tune)")
     p.set_defaults(func=cmd_tune)
+
+    p = sub.add_parser(
+        "cache", help="price a trace of prompts under a provider's prompt cache (docs/metrics.md)"
+    )
+    p.add_argument("action", choices=["simulate"])
+    p.add_argument("trace", help="JSON lines, one step a line (- for stdin)")
+    p.add_argument("--profile", required=True, help="a cache profile name, e.g. anthropic, openai")
+    p.add_argument(
+        "--profiles", help="a profiles YAML adding to (or replacing) the shipped profiles"
+    )
+    p.set_defaults(func=cmd_cache)
