@@ -13,6 +13,7 @@ from ctxpack.cli.common import EXIT_FAIL, EXIT_OK, bounded
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps
+from ctxpack.packer.result import cyclic_gc_paused
 
 __all__ = ["add_parsers"]
 
@@ -144,15 +145,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def cmd_cache(args: argparse.Namespace) -> int:
     # the harness, imported only here
-    from ctxpack.evals.metrics.cache_files import (
-        collector_paused,
-        profile,
-        read_trace,
-        simulate,
-    )
+    from ctxpack.evals.metrics.cache_files import profile, read_trace, simulate
 
     chosen = profile(args.profile, Path(args.profiles) if args.profiles else None)
-    with collector_paused():
+    with cyclic_gc_paused():  # steps and their JSON hold no reference cycles
         trace = read_trace(args.trace)  # every line checked before anything is written
         write = sys.stdout.write
         for line in simulate(trace, args.profile, chosen):
