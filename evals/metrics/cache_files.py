@@ -2,10 +2,14 @@
 and the step traces of ``ctxpack cache simulate`` (JSON lines).
 
 A trace line is one step, ``{"chain": "c1", "t": 12.5, "segments": [["id",
-tokens], ...], "static_segments": 1}`` (``static_segments`` optional, default 0).
-Chains may interleave; each has its own cache, and its steps must be in time
-order. Every line is checked before any is priced, so bad input writes nothing:
-it is one :class:`InputError` naming the file, line and JSON pointer.
+tokens], ...], "static_segments": 1, "probe": false}`` (``static_segments``
+optional, default 0; ``probe`` optional, default false: a probe is measured from
+the state the chain has reached and changes nothing). Chains may interleave;
+each has its own cache, and its steps, probes included, must be in time order.
+Every line is checked before any is priced, so bad input writes nothing: it is
+one :class:`InputError` naming the file, line and JSON pointer. Reading makes
+each chain's steps :class:`~ctxpack.evals.metrics.cache.Prompts`, so that
+pricing does no per-segment work.
 """
 
 from __future__ import annotations
@@ -18,12 +22,10 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
-from jsonschema.exceptions import best_match
-
-from ctxpack.evals.metrics.cache import Profile, Step, StepCost, chain_totals, price_chain
+from ctxpack.evals.metrics.cache import Profile, Prompts, StepCost, chain_totals, price_prompts
+from ctxpack.evals.metrics.profiles import profiles_from
 from ctxpack.evals.scenarios.yamlsafe import load_yaml
-from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import InputError, pointer
+from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps, loads, round_float
 from ctxpack.packer.result import cyclic_gc_paused
 
@@ -37,33 +39,14 @@ __all__ = [
 ]
 
 SHIPPED_PROFILES: Final = Path(__file__).resolve().parents[1] / "data" / "cache-profiles.yaml"
-_KEYS: Final = frozenset({"chain", "t", "segments", "static_segments"})
-_MAX_MESSAGE: Final = 160
+_KEYS: Final = frozenset({"chain", "t", "segments", "static_segments", "probe"})
 _ID, _TOKENS = itemgetter(0), itemgetter(1)
 
 
 def load_profiles(path: Path = SHIPPED_PROFILES) -> dict[str, Profile]:
     """A validated profiles file, name -> :class:`Profile`, in file order."""
     data, lines = load_yaml(path)
-    err = best_match(validator("cache-profiles.v1.json").iter_errors(data))
-    if err is not None:
-        where = pointer(*err.absolute_path)
-        message = " ".join(str(err.message).split())
-        raise lines.error(where, f"schema violation: {message[:_MAX_MESSAGE]}")
-    out = {}
-    for name, fields in data.items():
-        for key in ("read", "write", "ttl_s"):  # YAML's .nan and .inf are numbers too
-            if not math.isfinite(fields[key]):
-                raise lines.error(
-                    pointer(name, key),
-                    "not a finite number",
-                    expected="a number",
-                    found=fields[key],
-                )
-        for key in ("min_tokens", "granularity", "lookback"):
-            fields[key] = int(fields[key])  # the schema takes 1024.0 as an integer
-        out[name] = Profile(**fields)
-    return out
+    return profiles_from(data, lines)
 
 
 def profile(name: str, path: Path | None = None) -> Profile:
@@ -84,11 +67,11 @@ def profile(name: str, path: Path | None = None) -> Profile:
 
 @dataclass(frozen=True)
 class Trace:
-    """A checked trace: its lines (as read), each line's chain, and each chain's
-    steps in file order."""
+    """A checked trace: its lines (as read), and each chain's steps in file
+    order, encoded for pricing."""
 
     records: list[dict[str, Any]]
-    chains: dict[str, list[Step]]
+    chains: dict[str, Prompts]
 
 
 def read_trace(path: str) -> Trace:
@@ -104,7 +87,7 @@ def read_trace(path: str) -> Trace:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError(f"line {line}", "not UTF-8 text", source=source) from None
     records: list[dict[str, Any]] = []
-    chains: dict[str, list[Step]] = {}
+    chains: dict[str, Prompts] = {}
     # Parsed JSON and priced steps hold no reference cycles; the collector,
     # set off again and again by the allocations, tripled the reading time.
     with cyclic_gc_paused():
@@ -126,25 +109,30 @@ def _read_line(
     number: int,
     source: str,
     records: list[dict[str, Any]],
-    chains: dict[str, list[Step]],
+    chains: dict[str, Prompts],
 ) -> None:
     if not line.strip():
         return
     try:
         record = loads(line)
-        step = _step(record)
+        t, ids, tokens, static, probe = _step(record)
     except InputError as exc:
         raise _at_line(exc, number, source) from None
-    steps = chains.setdefault(record["chain"], [])
-    if steps and step.t < steps[-1].t:
+    prompts = chains.get(record["chain"])
+    if prompts is None:
+        prompts = chains[record["chain"]] = Prompts()
+    if prompts.codes and t < prompts.t[-1]:
         raise InputError(
             f"line {number} /t",
             f"out of time order in chain {record['chain']!r}",
-            expected=f"t >= {steps[-1].t!r}",
-            found=step.t,
+            expected=f"t >= {prompts.t[-1]:.15g}",
+            found=t,
             source=source,
         )
-    steps.append(step)
+    try:
+        prompts.add(t, ids, tokens, static, probe)
+    except ValueError as exc:  # (the checks above leave only a total past 2**63)
+        raise InputError(f"line {number} /segments", str(exc), source=source) from None
     records.append(record)
 
 
@@ -158,7 +146,8 @@ def _at_line(exc: InputError, number: int, source: str) -> InputError:
     return InputError(where, exc.message, expected=exc.expected, found=exc.found, source=source)
 
 
-def _step(record: Any) -> Step:
+def _step(record: Any) -> tuple[float, list[str], list[int], int, bool]:
+    """A checked line: its time, segment ids and tokens, static prefix and probe flag."""
     if not isinstance(record, dict):
         raise InputError("/", "a step must be a JSON object", expected="an object", found=record)
     unknown = sorted(set(record) - _KEYS)
@@ -181,14 +170,13 @@ def _step(record: Any) -> Step:
         )
     # the common case checked at C speed; the slow walk only names the culprit
     fine = set(map(type, segments)) == {list} and set(map(len, segments)) == {2}
-    if fine:
-        tokens = list(map(_TOKENS, segments))
-        fine = (
-            set(map(type, map(_ID, segments))) == {str}
-            and set(map(type, tokens)) == {int}
-            and min(tokens) >= 0
-        )
-    if not fine:
+    ids, tokens = (list(map(_ID, segments)), list(map(_TOKENS, segments))) if fine else ([], [])
+    if not (
+        fine
+        and set(map(type, ids)) == {str}
+        and set(map(type, tokens)) == {int}
+        and min(tokens) >= 0
+    ):
         _bad_segment(segments)
     static = record.get("static_segments", 0)
     if isinstance(static, bool) or not isinstance(static, int) or not 0 <= static <= len(segments):
@@ -198,10 +186,14 @@ def _step(record: Any) -> Step:
             expected=f"an integer in [0, {len(segments)}]",
             found=static,
         )
-    return Step(t, segments, static)
+    probe = record.get("probe", False)
+    if not isinstance(probe, bool):
+        raise InputError("/probe", "not a probe flag", expected="true or false", found=probe)
+    return t, ids, tokens, static, probe
 
 
 def _bad_segment(segments: list[Any]) -> None:
+    """Raise the error naming the first bad segment."""
     for i, segment in enumerate(segments):
         if not isinstance(segment, list) or len(segment) != 2:
             raise InputError(
@@ -221,8 +213,9 @@ def _bad_segment(segments: list[Any]) -> None:
 def simulate(trace: Trace, name: str, chosen: Profile) -> Iterator[str]:
     """The output lines: each step as read plus its ``cached``, ``written``,
     ``uncached``, ``cost`` and ``prefix_break``, in file order; then one
-    ``{"chain", "profile", "total"}`` line per chain, in order of first appearance."""
-    costs = {chain: price_chain(steps, chosen) for chain, steps in trace.chains.items()}
+    ``{"chain", "profile", "total"}`` line per chain, in order of first appearance,
+    whose ``total`` sums the conversation steps and, in ``probes``, the probes."""
+    costs = {chain: price_prompts(steps, chosen) for chain, steps in trace.chains.items()}
     position = dict.fromkeys(costs, 0)
     for record in trace.records:
         chain = record["chain"]

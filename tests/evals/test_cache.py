@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxpack.cli import main
-from ctxpack.evals.metrics.cache import Profile, Step, StepCost, chain_totals, price_chain
-from ctxpack.evals.metrics.cache_files import SHIPPED_PROFILES, load_profiles, profile
+from ctxpack.evals.bench import cache as bench
+from ctxpack.evals.metrics.cache import (
+    Profile,
+    Prompts,
+    Step,
+    StepCost,
+    Totals,
+    chain_totals,
+    price_chain,
+    price_prompts,
+)
+from ctxpack.evals.metrics.cache_files import SHIPPED_PROFILES, load_profiles, profile, read_trace
 from ctxpack.packer.errors import InputError
 
 PROFILES = load_profiles()
@@ -157,6 +168,16 @@ def test_chain_totals_sum_the_steps() -> None:
         "relative_cost": pytest.approx(2970 / 3600),
         "prefix_breaks": 0,
         "first_break": None,
+        "probes": {
+            "steps": 0,
+            "input_tokens": 0,
+            "cached": 0,
+            "written": 0,
+            "uncached": 0,
+            "cost": 0.0,
+            "cache_hit_rate": None,
+            "relative_cost": None,
+        },
     }
     empty = chain_totals(price_chain([Step(0, [("a", 0)])], ANTHROPIC))
     assert (empty.cache_hit_rate, empty.relative_cost) == (None, None)
@@ -169,42 +190,115 @@ def test_steps_out_of_time_order_or_without_segments_are_refused() -> None:
         price_chain([Step(0, [])], ANTHROPIC)
 
 
+def test_the_minimum_applies_to_each_breakpoint_apart() -> None:
+    # the 500-token static prefix is below 1,024: only [sys, a] (1,100) is written
+    steps = [Step(0, [("sys", 500), ("a", 600)], 1), Step(5, [("sys", 500), ("b", 600)], 1)]
+    assert costs(steps, ANTHROPIC) == [(0, 1100, 0), (0, 1100, 0)]
+
+
+# ---------------------------------------------------------------- probes
+
+
+def with_probe(probe: list[tuple[str, int]], t: float = 25) -> list[Step]:
+    """appended(4) with a probe between steps 2 and 3: items 0-2 and ``probe``."""
+    steps = appended(4)
+    return [*steps[:3], Step(t, [*steps[2].segments, *probe], 0, True), steps[3]]
+
+
+def test_a_probe_reads_the_state_reached_and_the_next_step_ignores_it() -> None:
+    question = [("q", 50)]
+    # the probe [i0, i1, i2, q] reads step 2's 1,800 and writes (for itself) 50;
+    # step 3 reads 1,800 and writes 600 as if the probe had not happened
+    priced = price_chain(with_probe(question), ANTHROPIC)
+    assert [(c.cached, c.written, c.uncached, c.probe) for c in priced] == [
+        (0, 0, 600, False),
+        (0, 1200, 0, False),
+        (1200, 600, 0, False),
+        (1800, 50, 0, True),
+        (1800, 600, 0, False),
+    ]
+    assert priced[3].cost == pytest.approx(0.1 * 1800 + 1.25 * 50)
+    assert [c for c in priced if not c.probe] == price_chain(appended(4), ANTHROPIC)
+
+
+def test_a_probe_writes_nothing_a_second_probe_could_read() -> None:
+    # prefix mode: a written [i0, i1, i2, q] (2,000) would be read as 1,920
+    question = [("q", 200)]
+    steps = with_probe(question)
+    steps.insert(4, steps[3]._replace(t=26))
+    priced = price_chain(steps, OPENAI)
+    assert [(c.cached, c.written) for c in priced[3:5]] == [(1792, 208), (1792, 208)]
+
+
+def test_a_probe_restarts_no_lifetime() -> None:
+    prompt = [("p", 1200)]
+    probed = [Step(0, prompt), Step(200, prompt, 0, True), Step(350, prompt)]
+    assert costs(probed, ANTHROPIC) == [(0, 1200, 0), (1200, 0, 0), (0, 1200, 0)]
+    # a conversation step at 200 restarts it (expiry 500)
+    asked = [step._replace(probe=False) for step in probed]
+    assert costs(asked, ANTHROPIC)[2] == (1200, 0, 0)
+
+
+def test_a_probes_prefix_break_compares_it_with_the_last_conversation_step() -> None:
+    a, b, c = ("a", 1), ("b", 1), ("c", 1)
+    steps = [Step(0, [a, b]), Step(1, [c], 0, True), Step(2, [a, b, c])]
+    assert [x.prefix_break for x in price_chain(steps, ANTHROPIC)] == [False, True, False]
+    with pytest.raises(ValueError, match="comes after"):  # probes keep time order too
+        price_chain([Step(5, [a]), Step(4, [a], 0, True)], ANTHROPIC)
+
+
+def test_chain_totals_sum_the_probes_apart() -> None:
+    totals = chain_totals(price_chain(with_probe([("q", 50)]), ANTHROPIC))
+    assert (totals.steps, totals.input_tokens, totals.cached, totals.written) == (
+        4,
+        6000,
+        3000,
+        2400,
+    )
+    assert totals.probes == Totals(
+        1, 1850, 1800, 50, 0, pytest.approx(242.5), 1800 / 1850, pytest.approx(242.5 / 1850)
+    )
+
+
 # ---------------------------------------------------------------- against the rules as written
 
 
 def reference(steps: list[Step], prof: Profile) -> list[tuple[int, int, int, bool]]:
-    """REFERENCE.md's rules, transcribed with no care for speed."""
+    """REFERENCE.md's rules, transcribed with no care for speed; a probe is
+    priced as the next step on a copy of the cache, which is then dropped."""
     entries: dict[tuple[str, ...], float] = {}
     out, prev = [], None
-    for t, segments, static in steps:
+    for t, segments, static, probe in steps:
         ids = [s[0] for s in segments]
         cum = [0]
         for _, tokens in segments:
             cum.append(cum[-1] + tokens)
         n, total = len(ids), cum[-1]
         entries = {k: e for k, e in entries.items() if e > t}
+        state = dict(entries) if probe else entries  # a probe's writes are discarded
         if prof.mode == "breakpoints":
             points = [n] + ([static] if prof.static_breakpoint and 0 < static < n else [])
             window = {k for b in points for k in range(max(1, b - prof.lookback), b + 1)}
-            best = max((k for k in window if tuple(ids[:k]) in entries), default=0)
+            best = max((k for k in window if tuple(ids[:k]) in state), default=0)
             hit = cum[best]
             if best and prof.refresh_on_hit:
-                entries[tuple(ids[:best])] = t + prof.ttl_s
+                state[tuple(ids[:best])] = t + prof.ttl_s
             written_at = [b for b in points if cum[b] >= prof.min_tokens]
             for b in written_at:
-                entries[tuple(ids[:b])] = t + prof.ttl_s
+                state[tuple(ids[:b])] = t + prof.ttl_s
             written = max(cum[b] for b in written_at) - hit if written_at else 0
         else:
-            best = max((k for k in range(1, n + 1) if tuple(ids[:k]) in entries), default=0)
+            best = max((k for k in range(1, n + 1) if tuple(ids[:k]) in state), default=0)
             hit = cum[best] // prof.granularity * prof.granularity
             hit = 0 if hit < prof.min_tokens else hit
             for k in range(1, n + 1):
-                entries[tuple(ids[:k])] = t + prof.ttl_s
+                state[tuple(ids[:k])] = t + prof.ttl_s
             written = total - hit if total >= prof.min_tokens else 0
         out.append(
             (hit, written, total - hit - written, prev is not None and ids[: len(prev)] != prev)
         )
-        prev = ids
+        if not probe:
+            prev = ids
     return out
 
 
@@ -223,19 +317,96 @@ profiles = st.builds(
 )
 prompts = st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=9)
 chains = st.lists(
-    st.tuples(st.sampled_from([0, 0, 1, 2, 3, 9, 10]), prompts, st.integers(0, 9)), max_size=25
+    st.tuples(
+        st.sampled_from([0, 0, 1, 2, 3, 9, 10]),
+        prompts,
+        st.integers(0, 9),
+        st.sampled_from([False, False, False, True]),
+    ),
+    max_size=25,
 )
 
 
-@settings(max_examples=400, deadline=None)
+def build(chain: list[Any]) -> list[Step]:
+    steps, t = [], 0
+    for gap, ids, static, probe in chain:
+        t += gap
+        steps.append(Step(t, [(i, TOKENS[i]) for i in ids], min(static, len(ids)), probe))
+    return steps
+
+
+def figures(steps: list[Step], prof: Profile) -> list[tuple[int, int, int, bool]]:
+    return [(c.cached, c.written, c.uncached, c.prefix_break) for c in price_chain(steps, prof)]
+
+
+@settings(max_examples=600, deadline=None)
 @given(profiles, chains)
 def test_the_fast_model_equals_the_rules_as_written(prof: Profile, chain: list[Any]) -> None:
-    steps, t = [], 0
-    for gap, ids, static in chain:
-        t += gap
-        steps.append(Step(t, [(i, TOKENS[i]) for i in ids], min(static, len(ids))))
-    fast = [(c.cached, c.written, c.uncached, c.prefix_break) for c in price_chain(steps, prof)]
-    assert fast == reference(steps, prof)
+    steps = build(chain)
+    assert figures(steps, prof) == reference(steps, prof)
+
+
+@settings(max_examples=300, deadline=None)
+@given(profiles, chains)
+def test_a_probe_leaves_the_conversation_as_if_it_were_not_there(
+    prof: Profile, chain: list[Any]
+) -> None:
+    steps = build(chain)
+    priced = price_chain(steps, prof)
+    conversation = [s for s in steps if not s.probe]
+    assert [c for c in priced if not c.probe] == price_chain(conversation, prof)
+    assert [c.probe for c in priced] == [s.probe for s in steps]
+    assert chain_totals(priced).to_json() == {
+        **chain_totals(price_chain(conversation, prof)).to_json(),
+        "probes": Totals.of([c for c in priced if c.probe]).to_json(),
+    }
+
+
+def long_chain(seed: int) -> list[Step]:
+    """Eighty steps of a conversation that appends, drops its head, replaces or
+    re-adds an item, shrinks, or repeats, with probes and gaps around the TTLs."""
+    rng = random.Random(seed)
+    size = [rng.choice([0, 10, 60, 300, 900]) for _ in range(400)]
+    items: list[int] = []
+    steps, t, new = [], 0.0, 0
+    for _ in range(80):
+        op = rng.random()
+        if op < 0.45 or not items:
+            items += range(new, new + rng.randint(1, 3))
+            new = items[-1] + 1
+        elif op < 0.55:
+            del items[: rng.randint(1, 3)]
+        elif op < 0.7:
+            items[rng.randrange(len(items))] = rng.randrange(new + 1)  # maybe an old one
+            new += 1
+        elif op < 0.8:
+            del items[rng.randrange(len(items)) :]
+        t += rng.choice([0, 1, 30, 30, 299, 300, 301, 3600])
+        segments = [("sys", 1500), *((f"s{k}", size[k % 400]) for k in dict.fromkeys(items))]
+        steps.append(Step(t, segments, rng.choice([0, 1, 1, 1]), rng.random() < 0.15))
+    return steps
+
+
+VARIANTS = {
+    **PROFILES,
+    "lookback-3": dataclasses.replace(ANTHROPIC, lookback=3, ttl_s=40),
+    "no-refresh": dataclasses.replace(ANTHROPIC, refresh_on_hit=False, ttl_s=40),
+    "prefix-ttl-40": dataclasses.replace(OPENAI, ttl_s=40, granularity=1, min_tokens=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_long_chains_under_every_profile_equal_the_rules_as_written(name: str) -> None:
+    for seed in range(12):
+        steps = long_chain(seed)
+        assert figures(steps, VARIANTS[name]) == reference(steps, VARIANTS[name]), seed
+
+
+def test_one_encoding_is_priced_under_every_profile() -> None:
+    steps = long_chain(0)
+    prompts = Prompts.of(steps)
+    for prof in VARIANTS.values():
+        assert price_prompts(prompts, prof) == price_chain(steps, prof)
 
 
 # ---------------------------------------------------------------- profiles
@@ -347,6 +518,40 @@ def test_simulate_prints_each_step_then_each_chains_total(
     assert lines[6]["total"]["first_break"] == 1
 
 
+def test_simulate_prices_a_probe_and_totals_it_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines: list[Any] = [
+        {"chain": "c", "t": s.t, "segments": [list(x) for x in s.segments], "probe": s.probe}
+        for s in with_probe([("q", 50)])
+    ]
+    del lines[0]["probe"]  # optional: false
+    code, out, err = run(
+        ["cache", "simulate", write_trace(tmp_path, lines), "--profile", "anthropic"], capsys
+    )
+    assert (code, err) == (0, "")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(x.get("probe"), x["cached"], x["written"]) for x in rows[:5]] == [
+        (None, 0, 0),
+        (False, 0, 1200),
+        (False, 1200, 600),
+        (True, 1800, 50),
+        (False, 1800, 600),
+    ]
+    total = rows[5]["total"]
+    assert (total["steps"], total["input_tokens"], total["cached"]) == (4, 6000, 3000)
+    assert total["probes"] == {
+        "steps": 1,
+        "input_tokens": 1850,
+        "cached": 1800,
+        "written": 50,
+        "uncached": 0,
+        "cost": 242.5,
+        "cache_hit_rate": pytest.approx(1800 / 1850),
+        "relative_cost": pytest.approx(242.5 / 1850),
+    }
+
+
 BAD_TRACES = {
     "no-segments": ([{"chain": "c", "t": 0, "segments": []}], "line 1 /segments"),
     "out-of-order": (
@@ -359,6 +564,10 @@ BAD_TRACES = {
     ),
     "malformed": ([STEPS[0], '{"chain": "c", "t": 0,'], "line 2 column"),
     "not-an-object": ([[1, 2]], "line 1 /"),
+    "probe-not-a-flag": (
+        [{"chain": "c", "t": 0, "segments": [["a", 1]], "probe": "yes"}],
+        "line 1 /probe: not a probe flag",
+    ),
     "static-too-long": (
         [{"chain": "c", "t": 0, "segments": [["a", 1]], "static_segments": 2}],
         "line 1 /static_segments",
@@ -385,3 +594,42 @@ def test_an_unknown_profile_is_one_line_naming_the_known_ones(
     )
     assert (code, out) == (2, "")
     assert len(err.splitlines()) == 1 and "unknown cache profile" in err and "anthropic" in err
+
+
+# ---------------------------------------------------------------- the benchmark's traces
+
+
+def test_the_benchmark_traces_are_seeded_and_read_back_as_built(tmp_path: Path) -> None:
+    chains = bench.build_chains(3, 30)
+    assert chains == bench.build_chains(3, 30)
+    assert {name: sum(s.probe for s in steps) for name, steps in chains.items()} == {
+        "append": 0,
+        "sliding": 0,
+        "middle": 0,
+        "probes": 9,
+    }
+    path = tmp_path / "trace.jsonl"
+    path.write_text(bench.trace_text(chains))
+    trace = read_trace(str(path))
+    for name, steps in chains.items():
+        assert vars(trace.chains[name]) == vars(Prompts.of(steps))
+        assert price_prompts(trace.chains[name], OPENAI) == reference_costs(steps, OPENAI)
+
+
+def reference_costs(steps: list[Step], prof: Profile) -> list[StepCost]:
+    """The reference's figures as StepCost rows, costs included."""
+    out = []
+    for step, (hit, written, uncached, brk) in zip(steps, reference(steps, prof), strict=True):
+        cost = prof.read * hit + prof.write * written + uncached
+        out.append(StepCost(hit, written, uncached, cost, brk, step.probe))
+    return out
+
+
+def test_the_benchmark_reports_every_profile_and_judges_the_target(tmp_path: Path) -> None:
+    config = bench.Config(seed=0, steps=5, repeats=1, read_repeats=1, out=tmp_path / "c.json")
+    report = bench.run(config)
+    assert set(report["profiles"]) == set(PROFILES)
+    assert [t["met"] for t in report["targets"]] == [
+        t["measured"] >= bench.TARGET_STEPS_PER_SECOND for t in report["targets"]
+    ]
+    assert "anthropic" in bench.format_report(report)
