@@ -16,11 +16,14 @@ $(STAMP): pyproject.toml
 eval: $(STAMP)
 	$(VENV)/bin/ctxpack eval --config evals/default.yaml
 
-## eval-locomo: import LoCoMo (../shared/data/locomo, never committed) and run evals/locomo.yaml
+## eval-locomo: import LoCoMo (../shared/data/locomo, never committed) and run evals/locomo.yaml,
+## then import it as replays and run evals/locomo-replay.yaml (the prompt-cache economics)
 LOCOMO ?= ../shared/data/locomo/locomo_dev.json
 eval-locomo: $(STAMP)
 	$(VENV)/bin/ctxpack import locomo $(LOCOMO) -o reports/imports/locomo_dev.jsonl
 	$(VENV)/bin/ctxpack eval --config evals/locomo.yaml
+	$(VENV)/bin/ctxpack import locomo $(LOCOMO) --replay -o reports/imports/locomo_dev_replay.jsonl
+	$(VENV)/bin/ctxpack eval --config evals/locomo-replay.yaml
 
 ## gate: compare the latest eval (reports/latest/) with the committed baseline; exit 1 on a regression
 gate: $(STAMP)
@@ -48,10 +51,13 @@ golden: $(STAMP)
 	$(VENV)/bin/ctxpack scenarios compile
 	$(PY) -m pytest -q tests/evals/test_golden.py --update-goldens
 
-## bench: the packer and eval-grid benchmarks; write reports/bench/pack.json, pack.png, eval.json
+## bench: the packer, eval-grid, prompt-cache and replay benchmarks; write reports/bench/pack.json,
+## pack.png, eval.json, cache.json, replay.json
 bench: $(STAMP)
 	$(PY) -m ctxpack.evals.bench.pack
 	$(PY) -m ctxpack.evals.bench.eval
+	$(PY) -m ctxpack.evals.bench.cache
+	$(PY) -m ctxpack.evals.bench.replay
 
 ## installed: build the wheel, install it in a fresh venv, and run ctxpack init, scenarios
 ## compile, eval and gate in an empty folder outside the repository (CI runs it)

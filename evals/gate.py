@@ -5,10 +5,17 @@ Rules (thresholds in ``evals/gates.yaml``, schema ``evals/schemas/gates.v1.json`
 - Groups are matched by (strategy label, budget). Labels, not full specs, so a
   changed default parameter does not orphan the baseline.
 - Metric drop: for each group in both summaries and each gated metric, the drop
-  is ``baseline mean - current mean``; it regresses when it exceeds the allowed
-  drop (a tolerance of 1e-9 absorbs rounding). A metric the baseline has but the
-  current run lacks regresses ("MISSING"); one only the current run has is "new".
-  A metric neither has is not checked.
+  is how far the mean moved the wrong way: baseline - current where higher is
+  better (recall, stability, cache hit rate), current - baseline where lower is
+  better (:data:`LOWER_IS_BETTER`: ``relative_cost``, ``input_cost``). It
+  regresses when it exceeds the allowed value (plus 1e-9 for rounding): a fall
+  in hit rate or a rise in cost beyond it regresses, the opposite never does.
+  A metric the baseline has but the current run lacks regresses ("MISSING");
+  one only the current run has is "new". A metric neither has is not checked.
+- Replay metrics (:data:`REPLAY_METRICS`) are read from ``summary["replay"]
+  ["groups"]``, matched by (label, budget, cache profile, static prefix tokens)
+  and shown as strategy ``label@profile/static_prefix_tokens``; replay groups are
+  compared (missing and new ones as below) only when a replay metric is gated.
 - A group in the baseline but not in the current run regresses ("MISSING"); a
   group only in the current run is listed as "new" (not a regression), and its
   hard invariants and expectations are still checked.
@@ -43,6 +50,8 @@ from ctxpack.packer.jsonio import loads
 
 __all__ = [
     "GATES_SCHEMA_ID",
+    "LOWER_IS_BETTER",
+    "REPLAY_METRICS",
     "SUMMARY_SCHEMA_ID",
     "Check",
     "GateResult",
@@ -55,6 +64,10 @@ __all__ = [
 
 GATES_SCHEMA_ID: Final = "ctxpack.gates.v1"
 TOLERANCE: Final = 1e-9
+# Gated metrics of the replay groups (summary["replay"]["groups"]), and the
+# metrics (of either kind) that regress by rising rather than by falling.
+REPLAY_METRICS: Final = frozenset({"cache_hit_rate", "relative_cost", "input_cost", "probe_recall"})
+LOWER_IS_BETTER: Final = frozenset({"relative_cost", "input_cost"})
 OK, REGRESSED, MISSING, NEW = "ok", "REGRESSED", "MISSING", "new"
 _COLUMNS: Final = ("strategy", "budget", "metric", "baseline", "current", "drop", "allowed")
 _MAX_MESSAGE: Final = 160
@@ -78,15 +91,23 @@ def _violation(data: Any, schema_file: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Gates:
-    """The thresholds: allowed drop per metric (in file order). Hard invariants
-    must be 0 and every expectation must pass; the schema admits nothing else."""
+    """The thresholds: allowed drop per metric (in file order; for a metric in
+    :data:`LOWER_IS_BETTER`, the allowed rise). Hard invariants must be 0 and
+    every expectation must pass; the schema admits nothing else."""
 
     max_drop: Mapping[str, float]
     source: str
 
     def describe(self) -> str:
-        drops = ", ".join(f"{m} {v:g}" for m, v in self.max_drop.items())
-        return f"allowed drop {drops}; hard invariants 0; expectations all"
+        said: dict[str, list[str]] = {"drop": [], "rise": []}
+        for m, v in self.max_drop.items():
+            said["rise" if m in LOWER_IS_BETTER else "drop"].append(f"{m} {v:g}")
+        parts = [f"allowed {way} " + ", ".join(these) for way, these in said.items() if these]
+        return "; ".join([*parts, "hard invariants 0", "expectations all"])
+
+    def metrics(self, replay: bool) -> dict[str, float]:
+        """The gated metrics of the replay groups, or of the main groups."""
+        return {m: v for m, v in self.max_drop.items() if (m in REPLAY_METRICS) == replay}
 
 
 def load_gates(path: Path) -> Gates:
@@ -139,13 +160,14 @@ def load_summary(path: Path, role: str) -> dict[str, Any]:
             where, f"the {role} summary violates eval-summary.v1.json: {message}", source=source
         )
     seen: set[tuple[str, str]] = set()
-    for i, group in enumerate(data["groups"]):
-        key = _group_key(group)
+    replay = data.get("replay", {}).get("groups", [])
+    for where, key in [
+        *((f"/groups/{i}", _group_key(g)) for i, g in enumerate(data["groups"])),
+        *((f"/replay/groups/{i}", _replay_key(g)) for i, g in enumerate(replay)),
+    ]:
         if key in seen:
             raise InputError(
-                f"/groups/{i}",
-                f"duplicate group for strategy {key[0]} at budget {key[1]}",
-                source=source,
+                where, f"duplicate group for strategy {key[0]} at budget {key[1]}", source=source
             )
         seen.add(key)
     return data
@@ -157,7 +179,8 @@ def load_summary(path: Path, role: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Check:
     """One row of the gate's table. ``baseline``/``current`` are means, counts
-    or short texts; ``drop`` is baseline - current for metric rows."""
+    or short texts; ``drop`` is, for metric rows, how far the metric moved the
+    wrong way (baseline - current, or current - baseline for a cost)."""
 
     strategy: str
     budget: str
@@ -248,18 +271,31 @@ def _group_key(group: Mapping[str, Any]) -> tuple[str, str]:
     return str(group["label"]), str(group["budget"])
 
 
+def _replay_key(group: Mapping[str, Any]) -> tuple[str, str]:
+    """A replay group's (strategy cell, budget): ``label@profile/static``."""
+    where = f"{group['profile']}/{group['static_prefix_tokens']}"
+    return f"{group['label']}@{where}", str(group["budget"])
+
+
+_GROUP_LEVEL: Final = ("prefix_stability", "prefix_stability_tokens")
+
+
 def _mean(group: Mapping[str, Any], metric: str) -> float | None:
-    if metric == "prefix_stability":  # a group-level stat, beside the metrics
-        stat = group["prefix_stability"]
+    if metric in _GROUP_LEVEL or metric in REPLAY_METRICS:  # beside the metrics
+        stat = group.get(metric)
     else:
         stat = group["metrics"].get(metric)
     return None if stat is None else float(stat["mean"])
 
 
 def _metric_checks(
-    label: str, budget: str, base: Mapping[str, Any], cur: Mapping[str, Any], gates: Gates
+    label: str,
+    budget: str,
+    base: Mapping[str, Any],
+    cur: Mapping[str, Any],
+    gated: Mapping[str, float],
 ) -> Iterator[Check]:
-    for metric, allowed in gates.max_drop.items():
+    for metric, allowed in gated.items():
         b, c = _mean(base, metric), _mean(cur, metric)
         if b is None and c is None:
             continue
@@ -267,7 +303,7 @@ def _metric_checks(
             verdict = MISSING if c is None else NEW
             yield Check(label, budget, metric, b, c, None, allowed, verdict)
             continue
-        drop = b - c
+        drop = c - b if metric in LOWER_IS_BETTER else b - c
         verdict = REGRESSED if drop > allowed + TOLERANCE else OK
         yield Check(label, budget, metric, b, c, drop, allowed, verdict)
 
@@ -293,36 +329,52 @@ def _absolute_checks(
         yield Check(label, budget, "expectations", before, now, None, "all", verdict)
 
 
-def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], gates: Gates) -> GateResult:
-    """Every check of ``current`` against ``baseline`` under ``gates``, in the
-    baseline's group order, then the groups new in the current run."""
-    base_groups = {_group_key(g): g for g in baseline["groups"]}
-    cur_groups = {_group_key(g): g for g in current["groups"]}
-    checks: list[Check] = []
+def _group_checks(
+    base_groups: Mapping[tuple[str, str], Mapping[str, Any]],
+    cur_groups: Mapping[tuple[str, str], Mapping[str, Any]],
+    gated: Mapping[str, float],
+    absolute: bool,
+) -> Iterator[Check]:
+    """Matched groups in the baseline's order, then the groups new in the run;
+    with ``absolute``, each current group's hard invariants and expectations."""
     for key, base in base_groups.items():
         cur = cur_groups.get(key)
         if cur is None:
-            checks.append(Check(*key, "*", "present", None, None, None, MISSING))
+            yield Check(*key, "*", "present", None, None, None, MISSING)
             continue
-        checks.extend(_metric_checks(*key, base, cur, gates))
-        checks.extend(_absolute_checks(*key, base, cur))
+        yield from _metric_checks(*key, base, cur, gated)
+        if absolute:
+            yield from _absolute_checks(*key, base, cur)
     for key, cur in cur_groups.items():
         if key not in base_groups:
-            checks.append(Check(*key, "*", None, "present", None, None, NEW))
-            checks.extend(_absolute_checks(*key, None, cur))
-    fails = current["expectation_failures"]
-    checks.append(
-        Check(
-            "*",
-            "*",
-            "expectation_failures",
-            str(len(baseline["expectation_failures"])),
-            str(len(fails)),
-            None,
-            "0",
-            REGRESSED if fails else OK,
+            yield Check(*key, "*", None, "present", None, None, NEW)
+            if absolute:
+                yield from _absolute_checks(*key, None, cur)
+
+
+def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], gates: Gates) -> GateResult:
+    """Every check of ``current`` against ``baseline`` under ``gates``, in the
+    baseline's group order, then the groups new in the current run; then the
+    replay groups, when a replay metric is gated."""
+    checks = list(
+        _group_checks(
+            {_group_key(g): g for g in baseline["groups"]},
+            {_group_key(g): g for g in current["groups"]},
+            gates.metrics(replay=False),
+            absolute=True,
         )
     )
+    if gates.metrics(replay=True):
+        checks += _group_checks(
+            {_replay_key(g): g for g in baseline.get("replay", {}).get("groups", [])},
+            {_replay_key(g): g for g in current.get("replay", {}).get("groups", [])},
+            gates.metrics(replay=True),
+            absolute=False,
+        )
+    fails = current["expectation_failures"]
+    before, now = str(len(baseline["expectation_failures"])), str(len(fails))
+    verdict = REGRESSED if fails else OK
+    checks.append(Check("*", "*", "expectation_failures", before, now, None, "0", verdict))
     failures = [f"{f['key']}: {'; '.join(map(str, f['failures']))}" for f in fails]
     if len(failures) > _MAX_FAILURES_SHOWN:
         extra = len(failures) - _MAX_FAILURES_SHOWN

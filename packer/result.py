@@ -60,6 +60,13 @@ class PackResult:
         return kept
 
     @property
+    def order(self) -> list[int]:
+        """Positions of the packed items in pack order (the prompt's order):
+        ordinal order."""
+        order: list[int] = np.flatnonzero(self.included).tolist()
+        return order
+
+    @property
     def selected_ids(self) -> list[str]:
         """Ids of the packed items, in ordinal order."""
         ids = self.items.ids

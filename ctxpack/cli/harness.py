@@ -29,7 +29,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from ctxpack.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
 
     source = Path(args.path)
-    out = Path(args.output or Path("reports") / "imports" / f"{source.stem}.jsonl")
+    name = f"{source.stem}_replay" if args.replay else source.stem
+    out = Path(args.output or Path("reports") / "imports" / f"{name}.jsonl")
     check_target(out, [source])  # before any work
     scenarios, report = IMPORTERS[args.format](
         source,
@@ -37,6 +38,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         fresh_tail=args.fresh_tail,
         with_summaries=args.with_summaries,
         token_counter=args.token_counter,
+        replay=args.replay,
+        gap_s=args.gap,
     )
     write_atomic(out, "".join(dumps(sc.to_json()) + "\n" for sc in scenarios), inputs=[source])
     print(
@@ -175,6 +178,19 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--with-summaries", action="store_true", help="session summaries as items")
     p.add_argument("--token-counter", default="lcm", choices=["lcm", "chars4", "cl100k"])
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="each conversation as a replay: every dialogue turn a timed step, then the "
+        "questions as probes (default output reports/imports/<name>_replay.jsonl)",
+    )
+    p.add_argument(
+        "--gap",
+        type=bounded(float, 0, 86_400),
+        default=30.0,
+        metavar="SECONDS",
+        help="replay: seconds between two turns of one session (default 30)",
+    )
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser(

@@ -15,16 +15,35 @@ from typing import Any, Final
 from ctxpack.evals.bench.common import log_eval as log
 from ctxpack.evals.bench.eval_extra import measure_extra
 from ctxpack.evals.bench.eval_grid import grid_run
-from ctxpack.evals.run.config import load_config
+from ctxpack.evals.run.config import EvalConfig, load_config
 from ctxpack.packer.jsonio import dumps
 
-__all__ = ["LOCOMO_TASK_REPEATS", "measure_locomo"]
+__all__ = ["LOCOMO", "LOCOMO_TASK_REPEATS", "imported_locomo", "measure_locomo"]
 
 _PROJECT: Final = Path(__file__).resolve().parents[2]  # this file is evals/bench/ in it
 LOCOMO: Final = _PROJECT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 LOCOMO_CONFIG: Final = _PROJECT / "evals" / "locomo.yaml"
 LOCOMO_WORKERS: Final = 2
 LOCOMO_TASK_REPEATS: Final = 3  # passes per extra-strategy figure on LoCoMo (seconds each)
+
+
+def imported_locomo(
+    root: Path, config: Path, suite_name: str, replay: bool = False
+) -> tuple[list[Any], float, EvalConfig]:
+    """LoCoMo imported into ``root/reports/imports/suite_name`` and ``config``
+    copied to ``root/evals/``, as ``make eval-locomo`` lays them out: the
+    scenarios, the import's seconds, and the loaded config."""
+    from ctxpack.evals.scenarios.importers.locomo import import_locomo
+
+    (root / "evals").mkdir()
+    suite = root / "reports" / "imports" / suite_name
+    start = time.perf_counter()
+    scenarios, _ = import_locomo(LOCOMO, replay=replay)
+    suite.parent.mkdir(parents=True)
+    suite.write_text("".join(dumps(sc.to_json()) + "\n" for sc in scenarios), "utf-8")
+    imported = time.perf_counter() - start
+    shutil.copy(config, root / "evals" / config.name)
+    return scenarios, imported, load_config(root / "evals" / config.name)
 
 
 def measure_locomo(first: str, extras: Sequence[str], task_repeats: int) -> dict[str, Any] | None:
@@ -34,19 +53,9 @@ def measure_locomo(first: str, extras: Sequence[str], task_repeats: int) -> dict
     if not LOCOMO.exists():
         log(f"LoCoMo is not at {LOCOMO}: no LoCoMo grid figure")
         return None
-    from ctxpack.evals.scenarios.importers.locomo import import_locomo
-
     with tempfile.TemporaryDirectory(prefix="ctxpack-locomo-") as tmp:
         root = Path(tmp)
-        (root / "evals").mkdir()
-        suite = root / "reports" / "imports" / "locomo_dev.jsonl"
-        start = time.perf_counter()
-        scenarios, _ = import_locomo(LOCOMO)
-        suite.parent.mkdir(parents=True)
-        suite.write_text("".join(dumps(sc.to_json()) + "\n" for sc in scenarios), "utf-8")
-        imported = time.perf_counter() - start
-        shutil.copy(LOCOMO_CONFIG, root / "evals" / "locomo.yaml")
-        config = load_config(root / "evals" / "locomo.yaml")
+        scenarios, imported, config = imported_locomo(root, LOCOMO_CONFIG, "locomo_dev.jsonl")
         log(f"LoCoMo grid: {len(scenarios)} conversations, {LOCOMO_WORKERS} workers")
         seconds, cells = grid_run(config, "process", LOCOMO_WORKERS, root)
         extra = measure_extra(config, first, extras, task_repeats)

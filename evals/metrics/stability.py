@@ -1,16 +1,15 @@
 """Stability across a conversation's turns: how much of the previous pack the next
-one keeps as an unchanged prefix (what a provider's prompt cache can reuse).
+one keeps as an unchanged prefix (what a provider's prompt cache can reuse), in
+items and in tokens.
 
-Averaging (``docs/metrics.md``): per conversation over its consecutive turn pairs,
-then the report averages the conversations' values."""
+Averaging (``docs/metrics.md``): each cell holds its value against the previous
+turn's pack; a report averages them per conversation, then over conversations."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
-from typing import Any
 
-__all__ = ["conversation_stability", "prefix_stability"]
+__all__ = ["kept_prefix", "prefix_stability"]
 
 
 def prefix_stability(previous: Sequence[str], current: Sequence[str]) -> float:
@@ -28,20 +27,15 @@ def prefix_stability(previous: Sequence[str], current: Sequence[str]) -> float:
     return common / len(previous)
 
 
-def conversation_stability(
-    records: Sequence[dict[str, Any]],
-) -> dict[tuple[str, str, Any], float]:
-    """Mean prefix stability over consecutive turns, per (suite/scenario, spec, budget)."""
-    packs: dict[tuple[str, str, Any], dict[int, list[str]]] = {}
-    for r in records:
-        packs.setdefault((f"{r['suite']}/{r['scenario']}", r["spec"], r["budget"]), {})[
-            r["turn"]
-        ] = r["selected"]
-    out: dict[tuple[str, str, Any], float] = {}
-    for (scenario, spec, budget), by_turn in packs.items():
-        turns = sorted(by_turn)
-        if len(turns) < 2:
-            continue
-        values = [prefix_stability(by_turn[a], by_turn[b]) for a, b in pairwise(turns)]
-        out[(scenario, spec, budget)] = sum(values) / len(values)
-    return out
+def kept_prefix(
+    previous: Sequence[tuple[str, int]], current: Sequence[tuple[str, int]]
+) -> tuple[int, int]:
+    """The longest common prefix of two packs given as ``(id, tokens)`` in pack
+    order, in items and in tokens."""
+    items = tokens = 0
+    for (a, n), (b, _) in zip(previous, current, strict=False):
+        if a != b:
+            break
+        items += 1
+        tokens += n
+    return items, tokens

@@ -9,7 +9,8 @@ The same report gives the same bytes.
 
 This module lays out the page and its summary sections (run, plots, budgets,
 tags, latency, failures); html_base.py holds the building blocks they share
-(stylesheet, escaping, tables) and html_scenarios.py the scenario drill-down.
+(stylesheet, escaping, tables), html_cache.py the prompt-cache economics of
+replays (with ``frontier.png``) and html_scenarios.py the scenario drill-down.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from ctxpack.evals.report.frontier_plot import frontier
 from ctxpack.evals.report.html_base import _cell, _e, _head, _ms, _Page, _stat, _table
+from ctxpack.evals.report.html_cache import ANCHOR, cache_section
 from ctxpack.evals.report.html_scenarios import scenarios_section
 from ctxpack.evals.report.model import ReportContext
 from ctxpack.evals.report.plots import (
@@ -106,6 +109,8 @@ def _anchor(budget: Any) -> str:
 def _nav(page: _Page) -> str:
     links = [("run", "Run"), ("plots", "Plots")]
     links += [(_anchor(b), page.budget_title(b)) for b in page.summary["budgets"]]
+    if page.summary.get("replay"):
+        links.append((ANCHOR, "Prompt-cache economics"))
     if page.summary.get("breakdown"):
         links.append(("by-tag", "By tag"))
     links += [("latency", "Latency"), ("failures", "Expectation failures")]
@@ -146,6 +151,7 @@ def _budget_section(page: _Page, budget: Any) -> str:
                 _cell("num", _stat(mm.get("mrr"))),
                 _cell("num", _stat(mm.get("regret"))),
                 _cell("num", _stat(g.get("prefix_stability"))),
+                _cell("num", _stat(g.get("prefix_stability_tokens"))),
                 _cell("num bad" if exp_bad else "num", f"{exp['passed']}/{exp['total']}"),
                 _cell("num bad" if hard else "num", str(hard)),
             ]
@@ -158,6 +164,7 @@ def _budget_section(page: _Page, budget: Any) -> str:
         "MRR",
         "regret",
         "prefix stability",
+        "prefix stability (tokens)",
         "expectations",
         "hard invariants",
     ]
@@ -281,8 +288,9 @@ def _failures(page: _Page) -> str:
 
 def render_html(ctx: ReportContext) -> str:
     """report.html: the run header (manifest), the plots, per budget the table of
-    summary.md and the paired differences, latency, expectation failures, and
-    the first scenarios with every strategy's pack (ids and texts)."""
+    summary.md and the paired differences, the prompt-cache economics of
+    replays, latency, expectation failures, and the first scenarios with every
+    strategy's pack (ids and texts)."""
     page = _Page(ctx, strategy_colours(ctx))
     plots = [
         (
@@ -310,6 +318,7 @@ def render_html(ctx: ReportContext) -> str:
         _header(page),
         _plots(plots),
         *(_budget_section(page, b) for b in page.summary["budgets"]),
+        cache_section(page, _png(frontier(ctx)) if ctx.summary.get("replay") else ""),
         _by_tag(page),
         _latency(page),
         _failures(page),

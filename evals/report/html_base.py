@@ -83,6 +83,7 @@ ol.items li { margin: 2px 0; }
 .gold { color: var(--good); font-weight: 700; }
 .fail { color: var(--bad); }
 .empty { color: var(--muted); font-style: italic; }
+p.answer { padding: 6px 12px; border-left: 4px solid var(--good); background: #f0f9f2; }
 """
 
 
@@ -95,10 +96,10 @@ def _stat(stat: Mapping[str, Any] | None, digits: int = 3) -> str:
     """A mean with its bootstrap interval (as summary.md writes it)."""
     if not stat:
         return "–"
-    mean = f"{stat['mean']:.{digits}f}"
+    mean = f"{stat['mean']:,.{digits}f}"
     if stat["low"] == stat["high"]:
         return mean
-    return f'{mean} <span class="ci">[{stat["low"]:.{digits}f}, {stat["high"]:.{digits}f}]</span>'
+    return f'{mean} <span class="ci">[{stat["low"]:,.{digits}f}, {stat["high"]:,.{digits}f}]</span>'
 
 
 def _ms(value: float | None) -> str:

@@ -17,8 +17,9 @@ from typing import Any, Final
 
 import numpy as np
 
+from ctxpack.evals.metrics.cache import Profile
 from ctxpack.evals.metrics.cell import HARD_INVARIANTS
-from ctxpack.evals.metrics.stability import conversation_stability
+from ctxpack.evals.report.replay import build_replay
 from ctxpack.evals.report.stats import mean_ci, paired
 from ctxpack.evals.scenarios.format import Scenario
 from ctxpack.packer.jsonio import significant
@@ -79,6 +80,37 @@ def _percentile(values: Sequence[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if len(values) else None
 
 
+def _turn_stability(
+    ordered: Sequence[dict[str, Any]],
+) -> dict[tuple[str, str], dict[tuple[str, str], list[tuple[float | None, float | None]]]]:
+    """Per (spec, budget), per conversation (suite, scenario): each cell's
+    ``prefix_stability`` and ``prefix_stability_tokens`` (the runner writes both
+    into every cell's metrics: ``None`` on a first turn and on probes)."""
+    out: dict[tuple[str, str], dict[tuple[str, str], list[tuple[float | None, float | None]]]] = {}
+    for r in ordered:
+        m = r["metrics"]
+        conversations = out.setdefault((r["spec"], str(r["budget"])), {})
+        conversations.setdefault((r["suite"], r["scenario"]), []).append(
+            (m.get("prefix_stability"), m.get("prefix_stability_tokens"))
+        )
+    return out
+
+
+def _conversation_means(
+    conversations: Mapping[tuple[str, str], Sequence[tuple[float | None, float | None]]],
+    which: int,
+) -> np.ndarray:
+    """Each conversation's mean of its defined values (conversations with none
+    left out): the report then averages conversations, not turns, so a long
+    conversation counts as much as a short one."""
+    means = []
+    for values in conversations.values():
+        defined = [x for v in values if (x := v[which]) is not None]
+        if defined:
+            means.append(sum(defined) / len(defined))
+    return np.array(means, dtype=np.float64)
+
+
 def build_report(
     records: Sequence[dict[str, Any]],
     *,
@@ -92,26 +124,25 @@ def build_report(
     manifest: Mapping[str, Any],
     run: Mapping[str, Any],
     breakdown_tags: Sequence[str] = (),
+    cache_profiles: Mapping[str, Profile] | None = None,
+    static_prefix_tokens: Sequence[int] = (0,),
 ) -> dict[str, Any]:
     """The summary: per strategy and budget, every metric's mean and interval,
-    hard-invariant totals, expectation counts, prefix stability; paired
-    differences against the baseline; the oracle ceiling; latency."""
+    hard-invariant totals, expectation counts, prefix stability (in items and
+    tokens); paired differences against the baseline; the oracle ceiling;
+    latency; and, when the run has replays, their prompt-cache economics
+    (``replay``: per profile in ``cache_profiles``, name -> profile in config
+    order, and per ``static_prefix_tokens``; see replay.py)."""
     ordered = order_records(records, specs, budgets)
     by_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in ordered:
         by_cell.setdefault((r["spec"], str(r["budget"])), []).append(r)
-    stability = conversation_stability(ordered)
+    stability = _turn_stability(ordered)
     groups = []
     for spec in specs:
         for budget in budgets:
             cells = by_cell.get((spec, str(budget)), [])
-            stab = np.array(
-                [
-                    v
-                    for (_, s, b), v in sorted(stability.items(), key=str)
-                    if s == spec and str(b) == str(budget)
-                ]
-            )
+            conversations = stability.get((spec, str(budget)), {})
             passed = [c for c in cells if c["metrics"].get("expectation_pass") is not None]
             groups.append(
                 {
@@ -122,7 +153,12 @@ def build_report(
                     "metrics": {
                         m: mean_ci(_values(cells, m), resamples, confidence, seed) for m in METRICS
                     },
-                    "prefix_stability": mean_ci(stab, resamples, confidence, seed),
+                    "prefix_stability": mean_ci(
+                        _conversation_means(conversations, 0), resamples, confidence, seed
+                    ),
+                    "prefix_stability_tokens": mean_ci(
+                        _conversation_means(conversations, 1), resamples, confidence, seed
+                    ),
                     "hard_invariants": {
                         **{
                             h: int(sum(c["metrics"].get(h, 0) for c in cells))
@@ -208,6 +244,17 @@ def build_report(
             "run": {**dict(run), "latency": latency},
         }
     )
+    replay = build_replay(
+        ordered,
+        specs=specs,
+        labels=labels,
+        budgets=budgets,
+        profiles=cache_profiles or {},
+        static_prefix_tokens=static_prefix_tokens,
+        stats=lambda values: mean_ci(values, resamples, confidence, seed),
+    )
+    if replay is not None:
+        summary["replay"] = replay
     return summary
 
 

@@ -2,8 +2,8 @@
 
 Each renderer turns the one :class:`~ctxpack.evals.report.model.ReportContext`
 into one file of the run directory; the renderers live one module per format
-(markdown.py, csv_json.py, html.py, junit.py, plots.py). This module is the only
-one that imports them all.
+(markdown.py, csv_json.py, html.py, junit.py, plots.py, frontier_plot.py). This
+module is the only one that imports them all.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxpack.evals.report.csv_json import render_csv, render_json
+from ctxpack.evals.report.frontier_plot import frontier
 from ctxpack.evals.report.html import render_html
 from ctxpack.evals.report.junit import render_junit
 from ctxpack.evals.report.markdown import render_markdown
@@ -28,4 +29,5 @@ RENDERERS: dict[str, Renderer] = {
     "summary.md": render_markdown,
     "report.html": render_html,
     **PLOTS,  # recall_vs_budget.png, recall_vs_stability.png, latency.png
+    "frontier.png": frontier,  # says "no replay in this run" when there is none
 }

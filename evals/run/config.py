@@ -5,13 +5,17 @@ errors naming the file, line and field."""
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from jsonschema.exceptions import best_match
 
-from ctxpack.evals.scenarios.yamlsafe import load_yaml
+from ctxpack.evals.metrics.cache import Profile
+from ctxpack.evals.metrics.cache_files import load_profiles
+from ctxpack.evals.metrics.profiles import profiles_from
+from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
 from ctxpack.evals.schemafiles import validator
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
@@ -34,6 +38,10 @@ class EvalConfig:
     source: Path
     token_counter: str | None = None
     breakdown_tags: tuple[str, ...] = ()
+    # Replays are priced under each of these profiles (in config order) with
+    # each static prefix size in front of the pack.
+    cache_profiles: Mapping[str, Profile] = field(default_factory=dict)
+    static_prefix_tokens: tuple[int, ...] = (0,)
 
     def strategy(self, spec: str) -> StrategyBase:
         name, params = parse_spec(spec)
@@ -93,6 +101,7 @@ def load_config(path: Path) -> EvalConfig:
             )
         baseline = wanted
     boot = data.get("bootstrap", {})
+    cache = data.get("cache", {})
     return EvalConfig(
         name=data.get("name", path.stem),
         suites=tuple(dict.fromkeys(suites)),
@@ -105,4 +114,24 @@ def load_config(path: Path) -> EvalConfig:
         source=path,
         token_counter=data.get("token_counter"),
         breakdown_tags=tuple(data.get("breakdown_tags", [])),
+        cache_profiles=_cache_profiles(cache, lines),
+        static_prefix_tokens=tuple(cache.get("static_prefix_tokens", [0])),
     )
+
+
+def _cache_profiles(cache: Mapping[str, Any], lines: LineMap) -> dict[str, Profile]:
+    """The profiles a replay is priced under: the shipped ones with the config's
+    own added (or replacing), narrowed to ``profiles`` when it is given."""
+    known = load_profiles()
+    if "custom_profiles" in cache:
+        known.update(profiles_from(cache["custom_profiles"], lines, "/cache/custom_profiles"))
+    names = cache.get("profiles", list(known))
+    for i, name in enumerate(names):
+        if name not in known:
+            raise lines.error(
+                f"/cache/profiles/{i}",
+                "unknown cache profile",
+                expected="one of " + ", ".join(sorted(known)),
+                found=name,
+            )
+    return {name: known[name] for name in names}

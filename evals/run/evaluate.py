@@ -9,6 +9,7 @@ no half-written report.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import platform
 import subprocess
@@ -28,6 +29,7 @@ from ctxpack.packer import __version__
 from ctxpack.packer.errors import require
 from ctxpack.packer.files import write_atomic
 from ctxpack.packer.jsonio import dumps
+from ctxpack.packer.result import cyclic_gc_paused
 
 __all__ = ["evaluate", "manifest", "validate_summary"]
 
@@ -90,6 +92,18 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
         "seed": config.seed,
         "bootstrap_resamples": config.resamples,
         "confidence": config.confidence,
+        **(
+            {
+                "cache": {
+                    "profiles": {
+                        name: dataclasses.asdict(p) for name, p in config.cache_profiles.items()
+                    },
+                    "static_prefix_tokens": list(config.static_prefix_tokens),
+                }
+            }
+            if any(t.scenario.replay for t in tasks(config))
+            else {}
+        ),
     }
 
 
@@ -150,7 +164,8 @@ def evaluate(
             packer=argv,
             timeout=packer_timeout,
         )
-        _write_reports(config, records, {**info, "run_id": run_id}, run_dir, executor, jobs)
+        with cyclic_gc_paused():  # the records are acyclic; collections would rescan them
+            _write_reports(config, records, {**info, "run_id": run_id}, run_dir, executor, jobs)
     switch_latest(out_root, run_dir)  # only a complete run becomes latest
     return run_dir
 
@@ -177,6 +192,8 @@ def _write_reports(
         manifest=info,
         run={"executor": executor, "jobs": jobs},
         breakdown_tags=config.breakdown_tags,
+        cache_profiles=config.cache_profiles,
+        static_prefix_tokens=config.static_prefix_tokens,
     )
     errors = validate_summary(summary)
     if errors:  # a bug, not bad input: never write a summary that breaks its contract

@@ -36,7 +36,7 @@ def _worker_init() -> None:
             return
         if os.getppid() == 1:  # the parent died before prctl took effect
             os._exit(1)
-Batch = list[dict[str, Any]]  # the records of one task
+Batch = list[tuple[str, str]]  # the records of one task: (cell key, JSON line)
 Map = Callable[[Callable[[Any], Batch], Sequence[Any]], Iterator[Batch]]
 
 

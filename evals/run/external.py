@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import dataclasses
 import os
 import selectors
 import shlex
@@ -27,14 +28,27 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+import numpy as np
+
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.pipeline import PackResult
+from ctxpack.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
+from ctxpack.packer.render import TRACE_SCHEMA_ID
 from ctxpack.packer.schema import validate
 
-__all__ = ["FAILURES", "ExternalPacker", "Failure", "external_packer", "parse_packer"]
+__all__ = [
+    "FAILURES",
+    "ExternalPacker",
+    "Failure",
+    "external_packer",
+    "judged",
+    "parse_packer",
+]
 
 Failure = Literal["TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC"]
 FAILURES: Final = ("TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC")
@@ -202,3 +216,34 @@ def external_packer(argv: list[str], timeout: float) -> ExternalPacker:
 def _close_all() -> None:
     for packer in _PROCESSES.values():
         packer.close()
+
+
+def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
+    """The reference result with an external pack's selection: the fresh tail,
+    anchors and budget stay ctxpack's definitions (so the metrics judge the
+    external packer by the same rules). With ctxpack's own trace in the pack,
+    outcome, rank and mode are read from it exactly; otherwise packed items
+    rank first in pack order and the rest newest first."""
+    items = reference.items
+    position = items.position
+    packed = [position[it["recordRef"]] for it in pack["items"]]
+    trace = pack.get("trace")
+    outcome = np.full(len(items), O_BUDGET, dtype=np.int8)
+    rank = np.zeros(len(items), dtype=np.int64)
+    if isinstance(trace, Mapping) and trace.get("schema") == TRACE_SCHEMA_ID:
+        for cand in trace["candidates"]:
+            i = position[cand["id"]]
+            outcome[i] = OUTCOMES.index(cand["decision"]["reason"][0])
+            rank[i] = cand["rank"] or 0
+        mode = trace["mode"]
+    else:
+        kept = np.zeros(len(items), dtype=bool)
+        kept[packed] = True
+        outcome[kept] = O_INCLUDED
+        outcome[kept & reference.anchored] = O_ANCHORED
+        outcome[kept & reference.in_tail] = O_TAIL
+        order = [i for i in packed if i in set(reference.evictable.tolist())]
+        rest = [i for i in reference.evictable.tolist()[::-1] if i not in set(order)]
+        rank[order + rest] = np.arange(1, len(order) + len(rest) + 1)
+        mode = "external"
+    return dataclasses.replace(reference, outcome=outcome, rank=rank, mode=mode)

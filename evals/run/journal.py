@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import loads
+from ctxpack.packer.result import cyclic_gc_paused
 
 __all__ = ["RESULTS", "read_results"]
 
@@ -31,6 +32,11 @@ def read_results(path: Path, expected: Set[str] | None = None) -> list[dict[str,
             path.write_bytes(complete + b"\n" if complete else b"")
     except OSError as exc:
         raise InputError("", f"cannot read results: {exc.strerror}", source=str(path)) from None
+    with cyclic_gc_paused():  # millions of acyclic objects: collections scan them for nothing
+        return _records(path, complete, expected)
+
+
+def _records(path: Path, complete: bytes, expected: Set[str] | None) -> list[dict[str, Any]]:
     records = []
     lines: dict[str, int] = {}
     for n, line in enumerate(complete.split(b"\n"), 1):

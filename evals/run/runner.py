@@ -21,18 +21,18 @@ from typing import Any, Final
 
 import numpy as np
 
+from ctxpack.evals.metrics.cache import Profile
 from ctxpack.evals.metrics.cell import Citations, cell_metrics
 from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from ctxpack.evals.run.executors import Map, executor_map
-from ctxpack.evals.run.external import external_packer
+from ctxpack.evals.run.external import external_packer, judged
 from ctxpack.evals.run.journal import RESULTS, read_results
+from ctxpack.evals.run.replay import PACK, finish
 from ctxpack.evals.scenarios.format import Scenario, expectation_failures, load_compiled
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.model import Items
-from ctxpack.packer.pipeline import PackResult, cyclic_gc_paused, decide, rank, reserve
-from ctxpack.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
-from ctxpack.packer.render import TRACE_SCHEMA_ID
+from ctxpack.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
 from ctxpack.packer.request import Request, parse_items, parse_request, request_to_json
 from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
 
@@ -66,11 +66,16 @@ def cell_key(suite: str, scenario: str, turn: int, spec: str, budget: int | str)
 
 
 def tasks(config: EvalConfig, per_task: int = TURNS_PER_TASK) -> list[Task]:
+    """The config's tasks. A replay is one task (its steps are priced as one
+    chain); other scenarios are cut into tasks of ``per_task`` turns."""
     out: list[Task] = []
     for path in config.suites:
         suite = path.stem
         for scenario in load_compiled(path):
             n = len(scenario.turns)
+            if scenario.replay:
+                out.append(Task(suite, scenario, tuple(range(n))))
+                continue
             out.extend(
                 Task(suite, scenario, tuple(range(start, min(n, start + per_task))))
                 for start in range(0, n, per_task)
@@ -127,15 +132,29 @@ def run_task(
     packer: Sequence[str] | None = None,
     timeout: float = 10.0,
     token_counter: str | None = None,
+    profiles: Sequence[tuple[str, Profile]] = (),
+    static_prefix_tokens: Sequence[int] = (0,),
 ) -> list[dict[str, Any]]:
     """Every cell of a task's turns, as records (pure: same inputs, same
     records, apart from ``latency_ms``). With ``packer`` (an external command),
     the packs come from that program and are judged by the same metrics. With
-    ``token_counter``, every item is recounted with that counter."""
-    records = []
+    ``token_counter``, every item is recounted with that counter. A replay's
+    steps are priced under ``profiles`` with each static prefix size
+    (:func:`ctxpack.evals.run.replay.finish`)."""
+    records: list[dict[str, Any]] = []
     strategies = [_Spec.of(spec) for spec in specs]
-    for k, base, recounted in parsed_turns(task.scenario, task.turns, token_counter):
-        records.extend(_run_turn(task, k, base, recounted, strategies, budgets, packer, timeout))
+    first = task.turns[0]
+    # A task that does not start its scenario packs the turn before its first
+    # too, for the prefix stability of its first turn (its records are dropped).
+    turns = (first - 1, *task.turns) if first > 0 else task.turns
+    previous: dict[tuple[str, str], Any] = {}
+    for k, base, recounted in parsed_turns(task.scenario, turns, token_counter):
+        done = _run_turn(task, k, base, recounted, strategies, budgets, packer, timeout)
+        if k < first:
+            previous = {(r["spec"], str(r["budget"])): r[PACK] for r in done if r["status"] == "ok"}
+        else:
+            records.extend(done)
+    finish(task.scenario, records, dict(profiles), static_prefix_tokens, previous)
     return records
 
 
@@ -204,6 +223,7 @@ def _run_turn(
                 result = decide(req, reserved, ranked)
                 latency = reserve_seconds + rank_seconds + time.perf_counter() - start
                 pack_items = None
+                pack = [(base.items.ids[i], int(base.items.tokens[i])) for i in result.order]
                 if packer is not None:
                     start = time.perf_counter()
                     failure, answer = external_packer(list(packer), timeout).call(
@@ -221,11 +241,17 @@ def _run_turn(
                                 "failures": [],
                                 "metrics": {},
                                 "latency_ms": round(latency * 1000, 3),
+                                PACK: [],
                             }
                         )
                         continue
                     result = judged(result, answer)
                     pack_items = answer["items"]
+                    position = base.items.position
+                    pack = [
+                        (it["recordRef"], int(base.items.tokens[position[it["recordRef"]]]))
+                        for it in pack_items
+                    ]
                 # Expectations are written for the scenario's own budget and token
                 # counts; a sweep (of budgets or counters) measures, it does not judge.
                 judged_here = budget == SCENARIO_BUDGET and not recounted
@@ -257,40 +283,10 @@ def _run_turn(
                         "failures": failures or [],
                         "metrics": metrics,
                         "latency_ms": round(latency * 1000, 3),
+                        PACK: pack,
                     }
                 )
     return records
-
-
-def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
-    """The reference result with an external pack's selection: the fresh tail,
-    anchors and budget stay ctxpack's definitions (so the metrics judge the
-    external packer by the same rules). With ctxpack's own trace in the pack,
-    outcome, rank and mode are read from it exactly; otherwise packed items
-    rank first in pack order and the rest newest first."""
-    items = reference.items
-    position = items.position
-    packed = [position[it["recordRef"]] for it in pack["items"]]
-    trace = pack.get("trace")
-    outcome = np.full(len(items), O_BUDGET, dtype=np.int8)
-    rank = np.zeros(len(items), dtype=np.int64)
-    if isinstance(trace, Mapping) and trace.get("schema") == TRACE_SCHEMA_ID:
-        for cand in trace["candidates"]:
-            i = position[cand["id"]]
-            outcome[i] = OUTCOMES.index(cand["decision"]["reason"][0])
-            rank[i] = cand["rank"] or 0
-        mode = trace["mode"]
-    else:
-        kept = np.zeros(len(items), dtype=bool)
-        kept[packed] = True
-        outcome[kept] = O_INCLUDED
-        outcome[kept & reference.anchored] = O_ANCHORED
-        outcome[kept & reference.in_tail] = O_TAIL
-        order = [i for i in packed if i in set(reference.evictable.tolist())]
-        rest = [i for i in reference.evictable.tolist()[::-1] if i not in set(order)]
-        rank[order + rest] = np.arange(1, len(order) + len(rest) + 1)
-        mode = "external"
-    return dataclasses.replace(reference, outcome=outcome, rank=rank, mode=mode)
 
 
 def run_cells(
@@ -316,6 +312,8 @@ def run_cells(
         tuple(packer) if packer else None,
         timeout,
         config.token_counter,
+        tuple(config.cache_profiles.items()),
+        config.static_prefix_tokens,
     )
     with executor_map(jobs, executor, scheduler) as execute:
         return _run_into(config, out_dir, execute, fn, resume, progress)
@@ -353,10 +351,12 @@ def _run_into(
             for b in config.budgets
         )
     ]
+    # Longest first (a replay is one task of all its turns), so that no worker
+    # starts a long conversation last while the others sit idle.
+    work.sort(key=lambda t: len(t.turns), reverse=True)
     with results.open("a", encoding="utf-8") as sink:
         for n, batch in enumerate(execute(fn, work), 1):
-            fresh = [r for r in batch if r["key"] not in finished]
-            sink.write("".join(dumps(r) + "\n" for r in fresh))
+            sink.write("".join(line for key, line in batch if key not in finished))
             sink.flush()
             if progress:
                 progress(n, len(work))
@@ -374,11 +374,24 @@ class _TaskRunner:
     packer: tuple[str, ...] | None = None
     timeout: float = 10.0
     token_counter: str | None = None
+    profiles: tuple[tuple[str, Profile], ...] = ()
+    static_prefix_tokens: tuple[int, ...] = (0,)
 
-    def __call__(self, task: Task) -> list[dict[str, Any]]:
-        return run_task(
-            task, self.specs, self.budgets, self.packer, self.timeout, self.token_counter
+    def __call__(self, task: Task) -> list[tuple[str, str]]:
+        """Each record's key and JSON line: encoded where it was made, so the
+        records never travel between processes as objects (a replay's run to
+        hundreds of megabytes)."""
+        records = run_task(
+            task,
+            self.specs,
+            self.budgets,
+            self.packer,
+            self.timeout,
+            self.token_counter,
+            self.profiles,
+            self.static_prefix_tokens,
         )
+        return [(r["key"], dumps(r) + "\n") for r in records]
 
 
 def log(message: str) -> None:

@@ -13,6 +13,7 @@ pointer; nothing is written unless every file is valid.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,21 @@ def _build_turns(
         }
     ]
     turns = []
+    replay = any("t" in step for step in steps)
+    last_t = 0.0
     for k, step in enumerate(steps):
         at = f"{base}/turns/{k}" if "turns" in sc else f"{base}/request"
-        for i, it in enumerate(step.get("items", []) if "turns" in sc else []):
+        new_items = step.get("items", []) if "turns" in sc else []
+        for i, it in enumerate(new_items):
             items.append(_expand_item(it, item_defaults))
             origins.append(f"{at}/items/{i}")
-        req = {**request, "items": items[:], "prompt": step.get("prompt")}
+        prompt = step.get("prompt")
+        if replay:
+            _check_step(step, at, last_t, len(new_items), lines)
+            last_t = step["t"]
+            if not step.get("probe") and isinstance(items[-1], dict):
+                prompt = items[-1].get("text")  # a step's prompt is its newest item's text
+        req = {**request, "items": items[:], "prompt": prompt}
         try:
             normal = request_to_json(parse_request(req), with_strategy=False)
         except InputError as exc:
@@ -84,9 +94,65 @@ def _build_turns(
                 expected=exc.expected,
                 found=exc.found,
             ) from None
-        turns.append(Turn(normal, tuple(step.get("relevant", [])), step.get("expect", {})))
+        if replay and normal["fresh_tail"]["count"] < 1:
+            raise lines.error(
+                f"{base}/request",
+                "a replay needs a fresh tail, so that each step's newest item is packed",
+                expected="fresh_tail.count >= 1",
+                found=normal["fresh_tail"]["count"],
+            )
+        turns.append(
+            Turn(
+                normal,
+                tuple(step.get("relevant", [])),
+                step.get("expect", {}),
+                t=step["t"] if replay else None,
+                probe=bool(step.get("probe", False)),
+            )
+        )
         _check_references(turns[-1], at if "turns" in sc else base, lines)
     return tuple(turns)
+
+
+def _check_step(
+    step: Mapping[str, Any], at: str, last_t: float, new_items: int, lines: LineMap
+) -> None:
+    """A replay's step: timed, in time order; a probe asks a question and adds
+    nothing, any other step adds items and takes its newest item's text as prompt."""
+    if "t" not in step:
+        raise lines.error(at, "a replay step needs its time t (seconds), as the other steps have")
+    if not math.isfinite(step["t"]):
+        raise lines.error(f"{at}/t", "not a finite time", expected="seconds >= 0", found=step["t"])
+    if step["t"] < last_t:
+        raise lines.error(
+            f"{at}/t",
+            "replay steps out of time order",
+            expected=f"t >= {last_t:g}",
+            found=step["t"],
+        )
+    if step.get("probe"):
+        if new_items:
+            raise lines.error(
+                f"{at}/items",
+                "a probe does not advance the conversation: it adds no items",
+                expected="no items",
+                found=f"{new_items} items",
+            )
+        if step.get("prompt") is None:
+            raise lines.error(at, "a probe needs its prompt (the question it asks)")
+        return
+    if not new_items:
+        raise lines.error(
+            at,
+            "a replay step with no items: each step appends the items it sends",
+            expected="at least one item",
+            found="none",
+        )
+    if "prompt" in step:
+        raise lines.error(
+            f"{at}/prompt",
+            "a replay step's prompt is its newest item's text: omit prompt (probes ask one)",
+        )
 
 
 def _origin(where: str, base: str, origins: Sequence[str]) -> str:

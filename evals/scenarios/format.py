@@ -5,7 +5,10 @@ A scenario file (``scenarios/*.yaml``, schema ``evals/schemas/scenarios.v1.json`
 holds scenarios: a request without a strategy, gold ``relevant`` ids, and
 ``expect``ations per strategy (or ``"*"``). A conversation scenario has ``turns``
 instead: each appends items and asks a new prompt, so prefix stability across
-turns can be measured.
+turns can be measured. A replay is a conversation whose turns carry times ``t``:
+each step appends items and its prompt is its newest item's text; a ``probe``
+turn asks a question of the state reached without advancing it. A replay's
+packs are priced as one chain under prompt-cache profiles.
 
 :mod:`ctxpack.evals.scenarios.compile` turns the YAML sources into the mirror.
 """
@@ -48,6 +51,10 @@ class Turn:
     relevant: tuple[str, ...]
     expect: Mapping[str, Mapping[str, Any]]
     tags: tuple[str, ...] = ()  # this turn's own tags (e.g. a question's category)
+    # A replay step's time in seconds (None outside replays), and whether it is a
+    # probe: packed and measured from the state reached, without advancing it.
+    t: float | None = None
+    probe: bool = False
 
     def expectations(self, strategy: str) -> list[Mapping[str, Any]]:
         """The expectations that apply to ``strategy``: ``"*"``'s and its own (both
@@ -66,6 +73,12 @@ class Scenario:
     # The compact form's item list, which every turn's items are a prefix of
     # (so the runner parses it once); None when turns list their own items.
     shared_items: list[Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def replay(self) -> bool:
+        """A replay: a conversation whose turns are timed steps (and probes),
+        priced under prompt-cache profiles as one chain (docs/scenarios.md)."""
+        return bool(self.turns) and all(t.t is not None for t in self.turns)
 
     def content(self) -> dict[str, Any]:
         """The normalised content, which the sha256 covers (not the source).
@@ -91,6 +104,10 @@ class Scenario:
             }
             if t.tags:
                 turn["tags"] = list(t.tags)
+            if t.t is not None:
+                turn["t"] = t.t
+            if t.probe:
+                turn["probe"] = True
             turns.append(turn)
         out: dict[str, Any] = {
             "id": self.id,
@@ -122,7 +139,16 @@ class Scenario:
             if shared is not None:  # the compact form: rebuild each turn's items
                 request = {k: v for k, v in request.items() if k != "items_upto"}
                 request["items"] = shared[: t["request"]["items_upto"]]
-            turns.append(Turn(request, tuple(t["relevant"]), t["expect"], tuple(t.get("tags", ()))))
+            turns.append(
+                Turn(
+                    request,
+                    tuple(t["relevant"]),
+                    t["expect"],
+                    tuple(t.get("tags", ())),
+                    t.get("t"),
+                    t.get("probe", False),
+                )
+            )
         return cls(
             id=obj["id"],
             why=obj["why"],

@@ -15,7 +15,7 @@ from ctxpack.evals.metrics.cell import (
     oracle_recall,
     pack_ranking,
 )
-from ctxpack.evals.metrics.stability import prefix_stability
+from ctxpack.evals.metrics.stability import kept_prefix, prefix_stability
 from ctxpack.packer import pack
 
 
@@ -121,3 +121,11 @@ def test_cell_metrics_by_hand() -> None:
             "anchors_lost",
         )
     )
+
+
+def test_kept_prefix_counts_items_and_tokens() -> None:
+    before = [("a", 10), ("b", 20), ("c", 30)]
+    assert kept_prefix(before, [("a", 10), ("b", 20), ("x", 5)]) == (2, 30)
+    assert kept_prefix(before, [*before, ("d", 1)]) == (3, 60)
+    assert kept_prefix(before, [("b", 20)]) == (0, 0)
+    assert kept_prefix([], [("a", 10)]) == (0, 0)

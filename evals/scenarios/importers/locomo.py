@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,6 +44,8 @@ CATEGORIES: Final = {
 _DIA_ID: Final = re.compile(r"D\d+:\d+")
 _ID_UNSAFE: Final = re.compile(r"[^a-z0-9._-]+")  # a scenario id is [a-z0-9._-]
 _SESSION: Final = re.compile(r"session_(\d+)")
+DEFAULT_GAP_S: Final = 30.0  # seconds between two turns of one session (replay)
+_DATE_TIME: Final = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
 
 
 def _sessions(conv: Mapping[str, Any]) -> list[tuple[int, list[dict[str, Any]], str | None]]:
@@ -55,6 +58,66 @@ def _sessions(conv: Mapping[str, Any]) -> list[tuple[int, list[dict[str, Any]], 
             date = conv.get(f"session_{number}_date_time")
             out.append((number, turns, str(date) if date else None))
     return sorted(out, key=lambda s: s[0])
+
+
+def _session_start(conv: Mapping[str, Any], number: int, where: str) -> datetime:
+    key = f"session_{number}_date_time"
+    text = conv.get(key)
+    try:
+        return datetime.strptime(" ".join(str(text).split()), _DATE_TIME)
+    except ValueError:
+        raise InputError(
+            f"{where}/conversation/{key}",
+            "not a session date-time (a replay times its steps by it)",
+            expected="like '1:56 pm on 8 May, 2023'",
+            found=text,
+        ) from None
+
+
+def _replay_turns(
+    sample: Mapping[str, Any], c: int, normal: Mapping[str, Any], gap_s: float, path: Path
+) -> list[Turn]:
+    """Every dialogue turn as a replay step: it appends its item and packs with
+    its text as the prompt. Its time is its session's start (seconds after the
+    first session's) plus ``gap_s`` per earlier turn of the session, so the cache
+    goes cold between sessions as it would."""
+    conv = sample["conversation"]
+    items = normal["items"]
+    position = {it["id"]: i for i, it in enumerate(items)}
+    first: datetime | None = None
+    turns: list[Turn] = []
+    latest = 0
+    for number, session, _date in _sessions(conv):
+        ids = [str(t.get("dia_id", "")) if isinstance(t, dict) else "" for t in session]
+        at = [position[i] for i in ids if i in position]
+        if not at:
+            continue
+        try:
+            start = _session_start(conv, number, f"/{c}")
+        except InputError as exc:
+            raise exc.with_source(str(path)) from None
+        first = first or start
+        base = (start - first).total_seconds()
+        if turns and turns[-1].t is not None and base < turns[-1].t:
+            raise InputError(
+                f"/{c}/conversation/session_{number}_date_time",
+                "sessions out of time order (a replay needs steps in time order)",
+                expected=f"a start >= {turns[-1].t:g} s after the first session",
+                found=conv.get(f"session_{number}_date_time"),
+                source=str(path),
+            )
+        for k, i in enumerate(at):
+            if turns and len(turns[-1].request["items"]) > i:
+                continue  # a repeated dia_id: its item was sent with its first turn
+            latest = max(latest, items[i]["turn"])  # as parse_request would default it
+            request = {
+                **normal,
+                "items": items[: i + 1],
+                "prompt": items[i]["text"],
+                "current_turn": latest,
+            }
+            turns.append(Turn(request, (), {}, ("step",), t=base + k * gap_s))
+    return turns
 
 
 def _string(value: Any, where: str) -> str:
@@ -130,9 +193,18 @@ def import_locomo(
     fresh_tail: int = 4,
     with_summaries: bool = False,
     token_counter: str = "lcm",
+    replay: bool = False,
+    gap_s: float = DEFAULT_GAP_S,
 ) -> tuple[list[Scenario], dict[str, Any]]:
     """Scenarios from a LoCoMo file (original format), and a report of what
-    was found: conversations, questions, items, and evidence problems."""
+    was found: conversations, questions, items, and evidence problems. With
+    ``replay``, each conversation is a replay (:func:`_replay_turns`)."""
+    if replay and with_summaries:
+        raise InputError(
+            "--with-summaries",
+            "a replay's steps are the dialogue turns; session summaries are not sent in it",
+            source="usage",
+        )
     try:
         data = loads(path.read_bytes(), source=str(path))
     except OSError as exc:
@@ -193,6 +265,9 @@ def import_locomo(
             base["ts"] = dates[-1]  # the questions come after the last session
         normal = request_to_json(parse_request(base), with_strategy=False)
         turns = []
+        steps = _replay_turns(sample, c, normal, gap_s, path) if replay else []
+        turns.extend(steps)
+        asked_at = steps[-1].t + gap_s if steps and steps[-1].t is not None else None
         for qa in sample["qa"]:
             if not isinstance(qa, dict):
                 counts["malformed_questions"] += 1
@@ -203,14 +278,27 @@ def import_locomo(
             category = qa.get("category")
             tag = f"cat-{category}" if category in CATEGORIES else "cat-unknown"
             turns.append(
-                Turn({**normal, "prompt": str(qa.get("question", ""))}, tuple(relevant), {}, (tag,))
+                Turn(
+                    {**normal, "prompt": str(qa.get("question", ""))},
+                    tuple(relevant),
+                    {},
+                    (tag,),
+                    t=asked_at,
+                    probe=replay,
+                )
             )
         if turns:
+            what = (
+                f"a replay of {len(steps)} dialogue turns, then {len(turns) - len(steps)} "
+                "questions as probes"
+                if replay
+                else f"{len(turns)} questions over {len(items)} items"
+            )
             scenarios.append(
                 Scenario(
                     id=scenario_id,
-                    why=f"LoCoMo {sample_id}: {len(turns)} questions over {len(items)} items.",
-                    tags=("locomo", sample_id),
+                    why=f"LoCoMo {sample_id}: {what}.",
+                    tags=("locomo", "replay", sample_id) if replay else ("locomo", sample_id),
                     turns=tuple(turns),
                     file=path.name,
                     line=c + 1,
