@@ -146,6 +146,7 @@ def test_locomo_replay_needs_session_dates(tmp_path: Path) -> None:
 
 
 def _run(tmp_path: Path, budgets: str = "[4000]", statics: str = "[0, 2000]") -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "r.yaml").write_text(REPLAY)
     assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
     (tmp_path / "cfg.yaml").write_text(
@@ -345,3 +346,26 @@ def test_the_benchmark_replay_of_chat_text_is_a_valid_replay(tmp_path: Path) -> 
     path.write_text(json.dumps(sc.to_json()) + "\n")
     (again,) = load_compiled(path)  # the compiled form checks out
     assert again.turns == sc.turns
+
+
+def test_an_external_packer_is_priced_like_the_builtin_one(tmp_path: Path) -> None:
+    """ctxpack serve through the external-packer protocol: the same segments and
+    cache figures as the built-in packer, step by step."""
+    builtin = _records(_run(tmp_path / "a", budgets="[1300]"))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "r.yaml").write_text(REPLAY)
+    assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path / "b").returncode == 0
+    (tmp_path / "b" / "cfg.yaml").write_text((tmp_path / "a" / "cfg.yaml").read_text())
+    run = evaluate(
+        tmp_path / "b" / "cfg.yaml",
+        out_root=tmp_path / "b" / "out",
+        jobs=1,
+        executor="serial",
+        resume=False,
+        packer=f"cmd:{sys.executable} -m ctxpack serve",
+    )
+    external = _records(run)
+    keys = ("t", "probe", "segments", "prefix_break", "kept_prefix_tokens", "cache")
+    assert [{k: r[k] for k in keys} for r in external] == [
+        {k: r[k] for k in keys} for r in builtin
+    ]
