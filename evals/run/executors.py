@@ -74,7 +74,12 @@ def executor_map(jobs: int, executor: str, scheduler: str | None) -> Iterator[Ma
         try:
             yield partial(run_on, pool)
         except BaseException:  # Ctrl-C or an error: drop the queued tasks, do not wait
+            # for the running ones either (a replay is one long task): the workers
+            # are stopped, and their external packers die with them.
+            workers = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
+            for worker in workers:
+                worker.terminate()
             raise
         pool.shutdown()
     elif executor == "dask":

@@ -16,20 +16,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# A packer slow enough that an eval is still running when the test strikes.
+# A packer that answers a task's worth of requests quickly (so records appear),
+# then slowly while the flag file exists: the eval is surely still running when
+# the test strikes, however loaded the machine. The resumed run, with the flag
+# removed, is quick.
 SLOW_PACKER = (
-    "import json, sys, time\n"
+    "import json, os, sys, time\n"
     "from ctxpack import pack\n"
-    "for line in sys.stdin:\n"
+    "for n, line in enumerate(sys.stdin):\n"
     "    request = json.loads(line)\n"
     "    rid = request.pop('request_id')\n"
-    "    time.sleep(0.05)\n"
+    "    time.sleep(0.05 if n < 36 or not os.path.exists(sys.argv[1]) else 1.0)\n"
     "    print(json.dumps({**pack(request).to_dict(), 'request_id': rid}), flush=True)\n"
 )
 
 
 def setup(tmp: Path) -> tuple[list[str], Path]:
     (tmp / "packer.py").write_text(SLOW_PACKER)
+    (tmp / "slow").touch()  # removed before a resume
     config = {
         "schema": "ctxpack.eval.v1",
         "name": "faults",
@@ -52,7 +56,7 @@ def setup(tmp: Path) -> tuple[list[str], Path]:
         "--jobs",
         "2",
         "--packer",
-        f"cmd:{sys.executable} {tmp / 'packer.py'}",
+        f"cmd:{sys.executable} {tmp / 'packer.py'} {tmp / 'slow'}",
     ]
     return argv, out
 
@@ -132,6 +136,7 @@ def test_a_killed_eval_leaves_no_process_behind_and_resume_finishes(
             proc.kill()
     (run,) = out.glob("faults-*")
     assert (run / "INCOMPLETE").exists() and not (out / "latest").exists()
+    (tmp_path / "slow").unlink()
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert not (run / "INCOMPLETE").exists() and (out / "latest" / "metrics.csv").exists()
@@ -155,6 +160,7 @@ def test_ctrl_c_is_one_line_exit_130_and_a_resumable_run(tmp_path: Path) -> None
     assert text.strip().splitlines()[-1].startswith("ctxpack: interrupted")
     assert sum("ctxpack:" in line for line in text.splitlines()) == 1
     assert wait_gone(below) == set()
+    (tmp_path / "slow").unlink()
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
 
