@@ -145,7 +145,14 @@ def test_a_killed_eval_leaves_no_process_behind_and_resume_finishes(
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the workers")
 def test_ctrl_c_is_one_line_exit_130_and_a_resumable_run(tmp_path: Path) -> None:
     argv, out = setup(tmp_path)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # A shell's background job (CI's, say) starts with SIGINT ignored, and the eval
+    # would inherit that; a terminal's Ctrl-C reaches a process that handles it.
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     started(proc, out)
     below = descendants(proc.pid)
     # As a terminal's Ctrl-C does: SIGINT to the whole foreground process group
