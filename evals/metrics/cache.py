@@ -159,7 +159,12 @@ class Prompts:
     def add(
         self, t: float, ids: Iterable[str], tokens: Iterable[int], static: int, probe: bool
     ) -> None:
-        """Raises ValueError on no segments, a static prefix past them, 2**63 tokens."""
+        """Raises ValueError on no segments, a static prefix past them, 2**63
+        tokens, or a time earlier than the step before (checked here, once per
+        chain, not once per profile priced)."""
+        last_t = self.t[-1] if self.t else -math.inf
+        if not t >= last_t:  # NaN fails this too
+            raise ValueError(f"step at t={t!r} comes after one at t={last_t!r}")
         numbered, start, cum = len(self._codes), len(self.cum), list(accumulate(tokens, initial=0))
         n = len(cum) - 1
         if not n or not 0 <= static <= n:
@@ -196,7 +201,8 @@ def price_chain(steps: Iterable[Step], profile: Profile) -> list[StepCost]:
 
 
 def price_prompts(prompts: Prompts, profile: Profile) -> list[StepCost]:
-    """:func:`price_chain` for a chain already encoded (priced under many profiles)."""
+    """:func:`price_chain` for a chain already encoded (priced under many profiles);
+    :meth:`Prompts.add` has checked the time order."""
     return (_price_prefix if profile.mode == "prefix" else _price_breakpoints)(prompts, profile)
 
 
@@ -205,14 +211,11 @@ def _price_breakpoints(prompts: Prompts, profile: Profile) -> list[StepCost]:
     lookback, refresh = profile.lookback, profile.refresh_on_hit
     static_bp = profile.static_breakpoint
     keys, untils = ["", _TOP], [math.inf, math.inf]  # entries, sorted, between sentinels
-    sweep_at = latest = last_t = -math.inf
+    sweep_at = latest = -math.inf
     prev, s = "", 0  # the last conversation prompt; where the static entry was last seen
     out: list[StepCost] = []
     append, cum = out.append, prompts.cum
     for t, p, base, static, known, probe in prompts.rows():
-        if not t >= last_t:  # NaN fails this too
-            raise ValueError(f"step at t={t!r} comes after one at t={last_t!r}")
-        last_t = t
         if t >= sweep_at or t >= latest:
             _sweep(keys, untils, t, latest)
             sweep_at, s = t + _SWEEP * ttl, 0
@@ -288,14 +291,11 @@ def _price_prefix(prompts: Prompts, profile: Profile) -> list[StepCost]:
     read, write, ttl = profile.read, profile.write, profile.ttl_s
     min_tokens, granularity = profile.min_tokens, profile.granularity
     keys, untils = ["", _TOP], [math.inf, math.inf]  # prompts sent, sorted, between sentinels
-    sweep_at = latest = last_t = -math.inf
+    sweep_at = latest = -math.inf
     prev = ""
     out: list[StepCost] = []
     append, cum = out.append, prompts.cum
     for t, p, base, static, known, probe in prompts.rows():
-        if not t >= last_t:  # NaN fails this too
-            raise ValueError(f"step at t={t!r} comes after one at t={last_t!r}")
-        last_t = t
         if t >= sweep_at or t >= latest:
             _sweep(keys, untils, t, latest)
             sweep_at = t + _SWEEP * ttl

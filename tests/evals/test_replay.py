@@ -5,7 +5,6 @@ prompt-cache profiles (hand-computed from REFERENCE.md section 5)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from ctxpack.packer import InputError
 from ctxpack.packer.tokens import count_tokens
 
 from .test_locomo import SAMPLE, write
+from .test_scenario_errors import ctxpack
 
 QUESTION = "what did the user ask about?"
 REPLAY = f"""\
@@ -41,16 +41,6 @@ scenarios:
         prompt: {QUESTION}
         relevant: [m2]
 """
-
-
-def ctxpack(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ctxpack", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
 
 
 def test_a_replay_compiles_to_timed_steps_and_probes(tmp_path: Path) -> None:
