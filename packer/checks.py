@@ -113,9 +113,7 @@ def checked_column(
     loop then only runs to name the first bad value."""
     if fast(values):
         return values
-    return [
-        v if v is MISSING else check(v, pointer("items", i, key)) for i, v in enumerate(values)
-    ]
+    return [v if v is MISSING else check(v, pointer("items", i, key)) for i, v in enumerate(values)]
 
 
 def types_within(*types: type) -> Callable[[list[Any]], bool]:

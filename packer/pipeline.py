@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .cacheaware import assemble_cache_aware
 from .model import QUARANTINED, Items
 from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL
 from .request import Request, parse_request
@@ -159,7 +160,16 @@ def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
     # Rank even when everything fits, so the trace and ranking metrics see scores;
     # the selection below ignores the ranking in full-fit mode (lossless-claw).
     mode: Mode
-    if fits_whole(candidates.tokens, candidates.categories, remaining, slots, caps):
+    cache_aware: dict[str, Any] = {}
+    if req.cache_aware is not None:
+        built = assemble_cache_aware(req, reserved, ranked)
+        mode, outcome = built.fill_mode, built.outcome  # type: ignore[assignment]
+        cache_aware = {
+            "pack_order": built.order,
+            "placement": built.placement,
+            "cache": built.decision,
+        }
+    elif fits_whole(candidates.tokens, candidates.categories, remaining, slots, caps):
         mode = "full-fit"
     else:
         scores = ranked.ranking.scores
@@ -190,6 +200,7 @@ def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
         anchor_tokens=reserved.anchor_tokens,
         remaining_tokens=remaining,
         evictable_slots=slots,
+        **cache_aware,
     )
 
 

@@ -21,6 +21,13 @@ CHRONOLOGICAL_STOP: Final = "chronological_stop"  # older than the chronological
 QUARANTINED: Final = "trust_quarantined_excluded"  # excluded by trust_policy
 FAIL_OPEN: Final = "trust_unknown_fail_open"  # unknown trust, allowed (fail-open)
 TRUST_ALLOWED: Final = "trust_allowed"  # trusted or untrusted, allowed by trust_policy
+# Cache-aware packing (packer/cacheaware.py):
+KEPT_PREVIOUS: Final = "kept_from_previous_pack"  # in the previous pack, kept in place
+APPENDED: Final = "appended_since_previous_pack"  # arrived since, appended
+RECALL: Final = "recall_block"  # a top-ranked item the stable part lacks
+APPEND_ONLY: Final = "append_only"  # an older item not in the previous pack: no re-selection
+IN_PREVIOUS: Final = "in_previous_pack"  # the previous pack held it (kept on re-selection)
+DROPPED_PREVIOUS: Final = "dropped_from_previous_pack"  # the previous pack held it; now out
 
 # Outcome codes, stored per candidate as int8 (index into OUTCOMES).
 OUTCOMES: Final = (
@@ -32,8 +39,30 @@ OUTCOMES: Final = (
     MAX_ITEMS,
     CATEGORY_CAP,
     CHRONOLOGICAL_STOP,
+    KEPT_PREVIOUS,
+    APPENDED,
+    RECALL,
+    APPEND_ONLY,
 )
-O_QUARANTINED, O_TAIL, O_ANCHORED, O_INCLUDED, O_BUDGET, O_MAX_ITEMS, O_CATEGORY, O_STOP = range(
-    len(OUTCOMES)
+(
+    O_QUARANTINED,
+    O_TAIL,
+    O_ANCHORED,
+    O_INCLUDED,
+    O_BUDGET,
+    O_MAX_ITEMS,
+    O_CATEGORY,
+    O_STOP,
+    O_KEPT,
+    O_APPENDED,
+    O_RECALL,
+    O_APPEND_ONLY,
+) = range(len(OUTCOMES))
+REASONS: Final = (
+    *OUTCOMES,
+    WITHIN_ITEM_LIMIT,
+    FAIL_OPEN,
+    TRUST_ALLOWED,
+    IN_PREVIOUS,
+    DROPPED_PREVIOUS,
 )
-REASONS: Final = (*OUTCOMES, WITHIN_ITEM_LIMIT, FAIL_OPEN, TRUST_ALLOWED)

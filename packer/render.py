@@ -13,14 +13,20 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from .cacheaware import PLACEMENT_NAMES
 from .jsonio import canonical, round_floats
 from .model import IMPORTANCE, KINDS, MESSAGE, ROLES, TRUST, UNKNOWN_TRUST
 from .reasons import (
     ANCHORED,
+    DROPPED_PREVIOUS,
     FAIL_OPEN,
+    IN_PREVIOUS,
     O_ANCHORED,
+    O_APPENDED,
     O_INCLUDED,
+    O_KEPT,
     O_QUARANTINED,
+    O_RECALL,
     OUTCOMES,
     TRUST_ALLOWED,
     WITHIN_ITEM_LIMIT,
@@ -85,7 +91,7 @@ def context_pack(result: PackResult) -> dict[str, Any]:
     items = req.items
     packed = []
     lines = []
-    for i in np.flatnonzero(result.included).tolist():
+    for i in result.order:
         packed.append(pack_entry(result, i))
         lines.append(_bundle_line(items.ids[i], items.texts[i]))
     return {
@@ -103,22 +109,40 @@ def context_pack(result: PackResult) -> dict[str, Any]:
     }
 
 
-def _reasons(result: PackResult, i: int, trust_on: bool) -> list[str]:
+def _reasons(
+    result: PackResult, i: int, trust_on: bool, previous: np.ndarray | None = None
+) -> list[str]:
     code = int(result.outcome[i])
     reasons = [OUTCOMES[code]]
     if result.anchored[i] and code != O_ANCHORED:
         reasons.append(ANCHORED)
-    if code == O_INCLUDED and result.request.max_items is not None:
+    if code in _FILLED and result.request.max_items is not None:
         reasons.append(WITHIN_ITEM_LIMIT)
     if trust_on and code != O_QUARANTINED:
         reasons.append(FAIL_OPEN if result.items.trust[i] == UNKNOWN_TRUST else TRUST_ALLOWED)
+    if previous is not None and previous[i] and code != O_KEPT:
+        reasons.append(IN_PREVIOUS if result.included[i] else DROPPED_PREVIOUS)
     return reasons
+
+
+_FILLED: Final = frozenset({O_INCLUDED, O_KEPT, O_APPENDED, O_RECALL})
+
+
+def _in_previous(result: PackResult) -> np.ndarray | None:
+    """Per item: did the previous pack hold it (None without a previous pack)?"""
+    previous = result.request.previous_pack
+    if previous is None or result.cache is None:
+        return None
+    held = np.zeros(len(result.items), dtype=bool)
+    held[previous.positions] = True
+    return held
 
 
 def reasons_by_id(result: PackResult) -> dict[str, list[str]]:
     """Each candidate's decision reasons, by id (as the trace lists them)."""
     trust_on = result.request.trust_policy != "off"
-    return {ref: _reasons(result, i, trust_on) for i, ref in enumerate(result.items.ids)}
+    previous = _in_previous(result)
+    return {ref: _reasons(result, i, trust_on, previous) for i, ref in enumerate(result.items.ids)}
 
 
 def _number(x: float) -> float | None:
@@ -138,6 +162,7 @@ def trace(result: PackResult, bundle_text: str) -> dict[str, Any]:
     score_list = round_floats(result.scores()).tolist()
     included = result.included.tolist()
     rank = result.rank.tolist()
+    previous = _in_previous(result)
     candidates = []
     for i in range(len(items)):
         layer, kind = _layer_and_type(result, i)
@@ -157,14 +182,19 @@ def trace(result: PackResult, bundle_text: str) -> dict[str, Any]:
                     k: v for k, col in columns.items() if (v := _number(col[i])) is not None
                 },
                 "rank": rank[i] or None,
-                "decision": {"included": included[i], "reason": _reasons(result, i, trust_on)},
+                "decision": {
+                    "included": included[i],
+                    "reason": _reasons(result, i, trust_on, previous),
+                },
                 "citations": {"recordRef": items.ids[i], "url": items.urls[i]},
             }
         )
+    if result.cache is not None:
+        _place(result, candidates)
     n_included = int(result.included.sum())
     bundle_tokens = int(count_tokens([bundle_text], req.token_counter)[0])
     tail_messages = int((result.in_tail & (items.kinds == MESSAGE)).sum())
-    return {
+    out: dict[str, Any] = {
         "schema": TRACE_SCHEMA_ID,
         "strategy": canonical(req.strategy.spec()),
         "spec": req.strategy.spec_string(),
@@ -204,6 +234,41 @@ def trace(result: PackResult, bundle_text: str) -> dict[str, Any]:
             "bundleTokens": bundle_tokens,
             "bundleOverBudget": bundle_tokens > req.budget_tokens,
         },
+    }
+    if result.cache is not None:
+        out["cache_aware"] = _cache_section(result)
+    return out
+
+
+def _place(result: PackResult, candidates: list[dict[str, Any]]) -> None:
+    """Each candidate's placement (stable part or recall block) and 0-based
+    position in the pack; None for items left out."""
+    assert result.placement is not None
+    names = result.placement.tolist()
+    positions = dict(zip(result.order, range(len(result.order)), strict=True))
+    for i, entry in enumerate(candidates):
+        entry["placement"] = PLACEMENT_NAMES[names[i]]
+        entry["position"] = positions.get(i)
+
+
+def _cache_section(result: PackResult) -> dict[str, Any]:
+    req = result.request
+    decision = result.cache
+    assert decision is not None and req.cache_aware is not None
+    previous = req.previous_pack
+    return {
+        "options": req.cache_aware.to_json(),
+        "action": decision.action,
+        "why": decision.why,
+        "previous_pack": None
+        if previous is None
+        else {"items": decision.previous_items, "elapsed_s": previous.elapsed_s},
+        "kept_prefix_items": decision.kept_prefix_items,
+        "high_water_tokens": decision.high_water_tokens,
+        "low_water_tokens": decision.low_water_tokens,
+        "recall_budget_tokens": decision.recall_budget_tokens,
+        "stable_tokens": decision.stable_tokens,
+        "recall_tokens": decision.recall_tokens,
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from .cacheaware import CacheAware, PreviousPack, parse_cache_aware, parse_previous_pack
 from .checks import (
     INT64_MAX,
     MISSING,
@@ -93,6 +94,8 @@ _REQUEST_FIELDS: Final = frozenset(
         "ts",
         "scope",
         "category_caps",
+        "cache_aware",
+        "previous_pack",
     ]
 )
 
@@ -111,6 +114,9 @@ class Request:
     ts: str
     scope: str | None
     category_caps: Mapping[str, int]
+    # Cache-aware packing (packer/cacheaware.py); None: packed as before.
+    cache_aware: CacheAware | None = None
+    previous_pack: PreviousPack | None = None
 
 
 def _parse_items(raw: Any, counter: str) -> Items:
@@ -285,6 +291,15 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
     strategy = _parse_strategy(req.get("strategy", {"name": "chronological"}))
     items = _parse_items(req["items"], counter) if parsed is None else parsed
 
+    cache_aware = parse_cache_aware(req.get("cache_aware"))
+    previous = parse_previous_pack(req.get("previous_pack"), items)
+    if previous is not None and cache_aware is None:
+        raise InputError(
+            "/previous_pack",
+            "a previous pack is only read by cache-aware packing: give cache_aware too "
+            "(or drop previous_pack)",
+        )
+
     current_turn = req.get("current_turn")
     if current_turn is None:
         current_turn = int(items.turns.max()) if len(items) else 0
@@ -304,6 +319,8 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
         ts=ts,
         scope=scope,
         category_caps=caps,
+        cache_aware=cache_aware,
+        previous_pack=previous,
     )
 
 
@@ -387,4 +404,8 @@ def request_to_json(req: Request, *, with_strategy: bool = True) -> dict[str, An
     }
     if with_strategy:
         out["strategy"] = req.strategy.spec()
+    if req.cache_aware is not None:
+        out["cache_aware"] = req.cache_aware.to_json()
+    if req.previous_pack is not None:
+        out["previous_pack"] = req.previous_pack.to_json(items)
     return out

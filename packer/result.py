@@ -11,23 +11,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from .jsonio import dumps
 from .model import Items
-from .reasons import O_ANCHORED, O_INCLUDED, O_TAIL, OUTCOMES
+from .reasons import O_ANCHORED, O_APPENDED, O_INCLUDED, O_KEPT, O_RECALL, O_TAIL, OUTCOMES
 from .render import render
 from .request import Request
 from .strategies import Ranking
 
+if TYPE_CHECKING:
+    from .cacheaware import CacheDecision
+
 __all__ = ["Mode", "PackResult", "cyclic_gc_paused"]
 
-Mode = Literal["full-fit", "chronological", "ranked"]
+Mode = Literal["full-fit", "chronological", "ranked", "append"]
 
 _KEPT = np.zeros(len(OUTCOMES), dtype=bool)  # per outcome code: is the item packed?
-_KEPT[[O_TAIL, O_ANCHORED, O_INCLUDED]] = True
+_KEPT[[O_TAIL, O_ANCHORED, O_INCLUDED, O_KEPT, O_APPENDED, O_RECALL]] = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +51,11 @@ class PackResult:
     anchor_tokens: int
     remaining_tokens: int
     evictable_slots: int | None
+    # Cache-aware packs (packer/cacheaware.py): the pack order (positions), each
+    # item's placement (cacheaware.P_*) and what the assembly did. None otherwise.
+    pack_order: np.ndarray | None = None
+    placement: np.ndarray | None = None
+    cache: CacheDecision | None = None
 
     @property
     def items(self) -> Items:
@@ -62,8 +70,9 @@ class PackResult:
     @property
     def order(self) -> list[int]:
         """Positions of the packed items in pack order (the prompt's order):
-        ordinal order."""
-        order: list[int] = np.flatnonzero(self.included).tolist()
+        ordinal order, unless a cache-aware pack set its own."""
+        source = np.flatnonzero(self.included) if self.pack_order is None else self.pack_order
+        order: list[int] = source.tolist()
         return order
 
     @property

@@ -200,9 +200,7 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("eval", help="run an eval config: strategies x scenarios x budgets")
-    p.add_argument(
-        "--config", help="eval config YAML (default ./ctxpack.yaml)"
-    )
+    p.add_argument("--config", help="eval config YAML (default ./ctxpack.yaml)")
     p.add_argument(
         "--jobs", type=bounded(int, 1, 256), default=2, help="worker processes (default 2)"
     )
@@ -240,13 +238,9 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("tune", help="search a strategy's parameters with held-out conversations")
-    p.add_argument(
-        "--config", help="eval config: suites, budgets (default ./ctxpack.yaml)"
-    )
+    p.add_argument("--config", help="eval config: suites, budgets (default ./ctxpack.yaml)")
     p.add_argument("--strategy", default="hybrid")
-    p.add_argument(
-        "--space", help="search space YAML (default: the shipped space of the strategy)"
-    )
+    p.add_argument("--space", help="search space YAML (default: the shipped space of the strategy)")
     p.add_argument("--jobs", type=bounded(int, 1, 256), default=2)
     p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
     p.add_argument("--out", default="reports/tune", help="output root (default reports/tune)")

@@ -13,6 +13,7 @@ from ctxpack.evals.run.external import REQUEST_ID
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps, loads
+from ctxpack.packer.packspec import parse_pack_spec
 from ctxpack.packer.pipeline import pack
 from ctxpack.packer.request import parse_request
 from ctxpack.packer.schema import SCHEMAS, schema
@@ -33,7 +34,10 @@ def _apply_overrides(request: Any, args: argparse.Namespace) -> Any:
         request["prompt"] = args.prompt
     if args.strategy is not None or args.param:
         if args.strategy is not None:
-            name, params = parse_spec(args.strategy, "--strategy")
+            spec = parse_pack_spec(args.strategy, "--strategy")
+            name, params = spec.name, spec.strategy.params()
+            if spec.cache is not None:
+                request["cache_aware"] = spec.cache.to_json()
         else:
             current = request.get("strategy", "chronological")
             if isinstance(current, str):
@@ -136,7 +140,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("pack", help="pack one request; the ContextPack v1 (+ trace) to stdout")
     p.add_argument("request", nargs="?", help="request JSON file, or - for stdin (the default)")
-    p.add_argument("--strategy", help="strategy name or spec, e.g. 'bm25(k1=1.5)'")
+    p.add_argument(
+        "--strategy",
+        help="strategy name or spec, e.g. 'bm25(k1=1.5)'; '+cache(...)' packs cache-aware, "
+        "e.g. 'bm25+cache(recall_share=0.3)'",
+    )
     p.add_argument(
         "--param",
         action="append",

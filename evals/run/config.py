@@ -18,7 +18,7 @@ from ctxpack.evals.metrics.profiles import profiles_from
 from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
 from ctxpack.evals.schemafiles import validator
 from ctxpack.packer.errors import InputError
-from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
+from ctxpack.packer.packspec import PackSpec, parse_pack_spec
 
 __all__ = ["SCENARIO_BUDGET", "EvalConfig", "load_config"]
 
@@ -43,9 +43,8 @@ class EvalConfig:
     cache_profiles: Mapping[str, Profile] = field(default_factory=dict)
     static_prefix_tokens: tuple[int, ...] = (0,)
 
-    def strategy(self, spec: str) -> StrategyBase:
-        name, params = parse_spec(spec)
-        return build_strategy(name, params)
+    def strategy(self, spec: str) -> PackSpec:
+        return parse_pack_spec(spec)
 
 
 def load_config(path: Path) -> EvalConfig:
@@ -79,19 +78,25 @@ def load_config(path: Path) -> EvalConfig:
     specs: list[str] = []
     for i, text in enumerate(data["strategies"]):
         try:
-            name, params = parse_spec(text, f"/strategies/{i}")
-            spec = build_strategy(name, params, f"/strategies/{i}").spec_string()
+            spec = parse_pack_spec(text, f"/strategies/{i}").spec_string()
         except InputError as exc:
+            # the line is the entry's; the message names the parameter within it
+            inner = exc.where.removeprefix(f"/strategies/{i}").lstrip("/")
+            message = f"{inner}: {exc.message}" if inner not in ("", "name") else exc.message
             raise lines.error(
-                f"/strategies/{i}", exc.message, expected=exc.expected, found=exc.found
+                f"/strategies/{i}", message, expected=exc.expected, found=exc.found
             ) from None
         if spec in specs:
             raise lines.error(f"/strategies/{i}", f"duplicate strategy spec {spec}")
         specs.append(spec)
     baseline = specs[0]
     if "baseline_strategy" in data:
-        name, params = parse_spec(data["baseline_strategy"])
-        wanted = build_strategy(name, params).spec_string()
+        try:
+            wanted = parse_pack_spec(data["baseline_strategy"], "/baseline_strategy").spec_string()
+        except InputError as exc:
+            raise lines.error(
+                "/baseline_strategy", exc.message, expected=exc.expected, found=exc.found
+            ) from None
         if wanted not in specs:
             raise lines.error(
                 "/baseline_strategy",

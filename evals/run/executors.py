@@ -36,6 +36,8 @@ def _worker_init() -> None:
             return
         if os.getppid() == 1:  # the parent died before prctl took effect
             os._exit(1)
+
+
 Batch = list[tuple[str, str]]  # the records of one task: (cell key, JSON line)
 Map = Callable[[Callable[[Any], Batch], Sequence[Any]], Iterator[Batch]]
 
@@ -60,8 +62,6 @@ def run_on(executor: Executor, fn: Callable[[T], Batch], work: Sequence[T]) -> I
     futures: list[Future[Batch]] = [executor.submit(fn, t) for t in work]
     for future in as_completed(futures):
         yield future.result()
-
-
 
 
 @contextmanager

@@ -246,4 +246,12 @@ def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
         rest = [i for i in reference.evictable.tolist()[::-1] if i not in set(order)]
         rank[order + rest] = np.arange(1, len(order) + len(rest) + 1)
         mode = "external"
-    return dataclasses.replace(reference, outcome=outcome, rank=rank, mode=mode)
+    return dataclasses.replace(
+        reference,
+        outcome=outcome,
+        rank=rank,
+        mode=mode,
+        pack_order=np.array(packed, dtype=np.int64),
+        placement=None,
+        cache=None,
+    )

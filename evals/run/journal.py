@@ -52,7 +52,8 @@ def _records(path: Path, complete: bytes, expected: Set[str] | None) -> list[dic
         key = record["key"]
         if key in lines:
             raise InputError(
-                f"line {n}", f"cell {key!r} recorded twice (first on line {lines[key]})",
+                f"line {n}",
+                f"cell {key!r} recorded twice (first on line {lines[key]})",
                 source=str(path),
             )
         if expected is not None and key not in expected:

@@ -23,14 +23,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import numpy as np
+
 from ctxpack.evals.metrics.cache import Profile, Prompts, Step, price_prompts
 from ctxpack.evals.metrics.stability import kept_prefix
 from ctxpack.evals.scenarios.format import Scenario
+from ctxpack.packer.cacheaware import PreviousPack
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import round_float
+from ctxpack.packer.model import Items
 from ctxpack.packer.tokens import count_tokens
 
-__all__ = ["QUESTION_ID", "STATIC_ID", "finish"]
+__all__ = ["QUESTION_ID", "STATIC_ID", "Chains", "finish", "previous_pack"]
 
 # Segment ids of the static prefix and of a probe's question. Segment identity
 # only matters between prompts of one chain, where the static prefix is always
@@ -41,6 +45,29 @@ QUESTION_ID: Final = "<question>"
 PACK: Final = "_pack"  # the runner's private field: (id, tokens) in pack order
 
 Pack = Sequence[tuple[str, int]]
+# A replay's cache-aware chains: per (spec, budget), the last step's pack (ids in
+# pack order) and its time, fed to the chain's next request as its previous pack.
+Chains = dict[tuple[str, str], tuple[list[str], float | None]]
+
+
+def previous_pack(
+    chains: Chains | None, chain: tuple[str, str], items: Items, t: float | None
+) -> PreviousPack | None:
+    """The chain's last step pack as a request's previous pack (a replay only),
+    with the seconds since that step."""
+    if chains is None or chain not in chains:
+        return None
+    ids, sent = chains[chain]
+    position = items.position
+    missing = next((ref for ref in ids if ref not in position), None)
+    if missing is not None:
+        raise InputError(
+            "/previous_pack",
+            f"the previous step packed {missing!r}, which this step's items lack "
+            "(a replay step must keep every earlier item)",
+        )
+    elapsed = None if t is None or sent is None else t - sent
+    return PreviousPack(np.array([position[ref] for ref in ids], dtype=np.int64), elapsed)
 
 
 def _share(kept: int, whole: int) -> float:

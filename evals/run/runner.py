@@ -27,14 +27,16 @@ from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from ctxpack.evals.run.executors import Map, executor_map
 from ctxpack.evals.run.external import external_packer, judged
 from ctxpack.evals.run.journal import RESULTS, read_results
-from ctxpack.evals.run.replay import PACK, finish
+from ctxpack.evals.run.replay import PACK, Chains, finish, previous_pack
 from ctxpack.evals.scenarios.format import Scenario, expectation_failures, load_compiled
+from ctxpack.packer.cacheaware import CacheAware
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.model import Items
+from ctxpack.packer.packspec import parse_pack_spec
 from ctxpack.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
 from ctxpack.packer.request import Request, parse_items, parse_request, request_to_json
-from ctxpack.packer.strategies import StrategyBase, build_strategy, parse_spec
+from ctxpack.packer.strategies import StrategyBase, build_strategy
 
 __all__ = [
     "Task",
@@ -45,7 +47,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class Task:
     """Consecutive turns of one scenario: every spec x budget cell of them runs
@@ -54,6 +55,7 @@ class Task:
     suite: str
     scenario: Scenario
     turns: tuple[int, ...]
+    specs: tuple[str, ...] | None = None  # None: every spec of the config
 
 
 # Turns per task: a conversation's items are parsed and counted once per task,
@@ -66,15 +68,16 @@ def cell_key(suite: str, scenario: str, turn: int, spec: str, budget: int | str)
 
 
 def tasks(config: EvalConfig, per_task: int = TURNS_PER_TASK) -> list[Task]:
-    """The config's tasks. A replay is one task (its steps are priced as one
-    chain); other scenarios are cut into tasks of ``per_task`` turns."""
+    """The config's tasks. A replay is one task per spec (each (spec, budget)
+    chain runs its steps in order, and is priced as one chain; chains run in
+    parallel); other scenarios are cut into tasks of ``per_task`` turns."""
     out: list[Task] = []
     for path in config.suites:
         suite = path.stem
         for scenario in load_compiled(path):
             n = len(scenario.turns)
             if scenario.replay:
-                out.append(Task(suite, scenario, tuple(range(n))))
+                out.extend(Task(suite, scenario, tuple(range(n)), (s,)) for s in config.specs)
                 continue
             out.extend(
                 Task(suite, scenario, tuple(range(start, min(n, start + per_task))))
@@ -142,14 +145,15 @@ def run_task(
     steps are priced under ``profiles`` with each static prefix size
     (:func:`ctxpack.evals.run.replay.finish`)."""
     records: list[dict[str, Any]] = []
-    strategies = [_Spec.of(spec) for spec in specs]
+    strategies = [_Spec.of(spec) for spec in (task.specs or specs)]
     first = task.turns[0]
     # A task that does not start its scenario packs the turn before its first
     # too, for the prefix stability of its first turn (its records are dropped).
     turns = (first - 1, *task.turns) if first > 0 else task.turns
     previous: dict[tuple[str, str], Any] = {}
+    chains: Chains | None = {} if task.scenario.replay else None
     for k, base, recounted in parsed_turns(task.scenario, turns, token_counter):
-        done = _run_turn(task, k, base, recounted, strategies, budgets, packer, timeout)
+        done = _run_turn(task, k, base, recounted, strategies, budgets, packer, timeout, chains)
         if k < first:
             previous = {(r["spec"], str(r["budget"])): r[PACK] for r in done if r["status"] == "ok"}
         else:
@@ -165,13 +169,15 @@ class _Spec:
     spec: str
     name: str
     strategy: StrategyBase
+    cache: CacheAware | None
     is_default: bool  # its named expectations apply (they were written for the defaults)
 
     @classmethod
     def of(cls, spec: str) -> _Spec:
-        name, params = parse_spec(spec)
-        strategy = build_strategy(name, params)
-        return cls(spec, name, strategy, strategy == build_strategy(name, {}))
+        parsed = parse_pack_spec(spec)
+        strategy = parsed.strategy
+        default = parsed.cache is None and strategy == build_strategy(strategy.name, {})
+        return cls(spec, strategy.name, strategy, parsed.cache, default)
 
 
 def _run_turn(
@@ -183,6 +189,7 @@ def _run_turn(
     budgets: Sequence[int | str],
     packer: Sequence[str] | None,
     timeout: float,
+    chains: Chains | None = None,
 ) -> list[dict[str, Any]]:
     turn = task.scenario.turns[k]
     records = []
@@ -204,6 +211,14 @@ def _run_turn(
             for budget in budgets:
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
                 req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
+                chain = (spec, str(budget))
+                if configured.cache is not None:  # the spec's options win over the scenario's
+                    req = dataclasses.replace(req, cache_aware=configured.cache)
+                if req.cache_aware is not None and chains is not None:
+                    # a replay step's previous pack is its chain's last step pack
+                    req = dataclasses.replace(
+                        req, previous_pack=previous_pack(chains, chain, base.items, turn.t)
+                    )
                 record: dict[str, Any] = {
                     "key": cell_key(task.suite, task.scenario.id, k, spec, budget),
                     "suite": task.suite,
@@ -275,6 +290,11 @@ def _run_turn(
                 oracles.setdefault(str(budget), metrics["oracle_recall"])
                 if packer is None:  # an external pack's order may change with the budget
                     ranked_metrics = {"ndcg@10": metrics["ndcg@10"], "mrr": metrics["mrr"]}
+                if chains is not None and not turn.probe:
+                    chains[chain] = ([ref for ref, _ in pack], turn.t)
+                if result.cache is not None:  # what the cache-aware assembly did
+                    record["cache_action"] = result.cache.action
+                    record["recall_tokens"] = result.cache.recall_tokens
                 records.append(
                     {
                         **record,
@@ -334,7 +354,7 @@ def _run_into(
         cell_key(t.suite, t.scenario.id, k, s, b)
         for t in every
         for k in t.turns
-        for s in config.specs
+        for s in t.specs or config.specs
         for b in config.budgets
     }
     done = read_results(results, grid) if resume else []
@@ -347,7 +367,7 @@ def _run_into(
         if any(
             cell_key(t.suite, t.scenario.id, k, s, b) not in finished
             for k in t.turns
-            for s in config.specs
+            for s in t.specs or config.specs
             for b in config.budgets
         )
     ]

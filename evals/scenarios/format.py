@@ -244,6 +244,10 @@ def expectation_failures(turn: Turn, strategy: str, result: PackResult) -> list[
     for exp in turn.expectations(strategy):
         if "selected" in exp and selected != exp["selected"]:
             failures.append(f"selected {selected}, expected {exp['selected']}")
+        if "order" in exp:
+            order = [result.items.ids[i] for i in result.order]
+            if order != exp["order"]:
+                failures.append(f"pack order {order}, expected {exp['order']}")
         missing = [i for i in exp.get("must_include", []) if i not in kept]
         if missing:
             failures.append(f"must_include not packed: {missing}")

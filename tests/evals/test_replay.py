@@ -356,6 +356,4 @@ def test_an_external_packer_is_priced_like_the_builtin_one(tmp_path: Path) -> No
     )
     external = _records(run)
     keys = ("t", "probe", "segments", "prefix_break", "kept_prefix_tokens", "cache")
-    assert [{k: r[k] for k in keys} for r in external] == [
-        {k: r[k] for k in keys} for r in builtin
-    ]
+    assert [{k: r[k] for k in keys} for r in external] == [{k: r[k] for k in keys} for r in builtin]

@@ -103,14 +103,18 @@ def test_content_blocks_equal_javascripts_json_stringify() -> None:
     from quotes, backslashes, every C0 control, DEL, line separators, CJK, emoji,
     combining marks and lone surrogates."""
     rng = random.Random(20261123)
-    alphabet = [chr(c) for c in range(0x20)] + list('"\\/\x7f\u2028\u2029 aZ9<>&') + [
-        "数",
-        "é",
-        "e\u0301",
-        "😀",
-        "\ud800",
-        "\udfff",
-    ]
+    alphabet = (
+        [chr(c) for c in range(0x20)]
+        + list('"\\/\x7f\u2028\u2029 aZ9<>&')
+        + [
+            "数",
+            "é",
+            "e\u0301",
+            "😀",
+            "\ud800",
+            "\udfff",
+        ]
+    )
     drawn = ["".join(rng.choices(alphabet, k=rng.randint(0, 12))) for _ in range(2000)]
     # As a request's JSON text decodes them: an adjacent high and low surrogate form
     # one code point (in Python's json as in JavaScript), lone ones stay lone.
