@@ -5,8 +5,9 @@ run's first static prefix size (summary.md and report.html list every size).
 Each spec is one point in the colours of the other plots; the Pareto frontier
 (replay.py) is a black step line, since between two frontier costs the best
 recall reachable is the cheaper point's; a dotted line marks 90% of the best
-recall and a ring the cheapest spec above it. Like the other plots, the file
-is always written: without replays it says so.
+recall and a ring the cheapest spec above it, labelled with the spec's number
+in the legend (below the grid, so long spec labels never cover a panel). Like
+the other plots, the file is always written: without replays it says so.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ __all__ = ["frontier"]
 
 _PANEL_W: Final = 3.7
 _PANEL_H: Final = 3.1
-_LEGEND_W: Final = 2.3
+_LEGEND_ROW_H: Final = 0.22  # inches per legend row
 
 
-def _panel(ax: Any, f: Mapping[str, Any], colours: Mapping[str, Any]) -> None:
+def _panel(
+    ax: Any, f: Mapping[str, Any], colours: Mapping[str, Any], numbers: Mapping[str, int]
+) -> None:
     budget = f["budget"]
     where = "own budget" if budget == "scenario" else f"budget {budget}"
     ax.set_title(f"{_tex(f['profile'])} · {where}", fontsize=11)
@@ -80,13 +83,14 @@ def _panel(ax: Any, f: Mapping[str, Any], colours: Mapping[str, Any]) -> None:
     high = choice["recall"] > 0.85
     gap = ring / 2 + 3
     ax.annotate(
-        "\n".join(_tex(p["label"]) for p in shared),
+        " = ".join(str(numbers.get(p["label"], "?")) for p in shared),
         (choice["input_cost"], choice["recall"]),
         xytext=(-gap, 0) if left else (0, -gap if high else gap),
         textcoords="offset points",
         ha="right" if left else "center",
         va="center" if left else "top" if high else "bottom",
-        fontsize=8.5,
+        fontsize=10,
+        fontweight="bold",
         zorder=5,
         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
     )
@@ -125,7 +129,17 @@ def frontier(ctx: ReportContext) -> bytes:
             return _png(fig)
         profiles = list(dict.fromkeys(f["profile"] for f in frontiers))
         budgets = list(dict.fromkeys(str(f["budget"]) for f in frontiers))
-        fig = _figure(_PANEL_W * len(budgets) + _LEGEND_W, _PANEL_H * len(profiles) + 0.9)
+        shown = [
+            s["label"]
+            for s in ctx.summary["strategies"]
+            if any(p["label"] == s["label"] for f in frontiers for p in f["points"])
+        ]
+        numbers = {label: i for i, label in enumerate(shown, 1)}
+        columns = 2 if len(budgets) < 3 else 3
+        rows = -(-(len(shown) + 3) // columns)
+        fig = _figure(
+            _PANEL_W * len(budgets), _PANEL_H * len(profiles) + 0.9 + _LEGEND_ROW_H * rows
+        )
         axes = fig.subplots(len(profiles), len(budgets), squeeze=False, sharey=True)
         title = "Probe evidence recall vs conversation input cost"
         if len(sizes) > 1 or sizes[0]:
@@ -134,21 +148,20 @@ def frontier(ctx: ReportContext) -> bytes:
         colours = _colours(ctx)
         for f in frontiers:
             ax = axes[profiles.index(f["profile"])][budgets.index(str(f["budget"]))]
-            _panel(ax, f, colours)
+            _panel(ax, f, colours, numbers)
         for row in axes:
             row[0].set_ylabel("probe evidence recall")
         for ax in axes[-1]:
             ax.set_xlabel("input cost (input-token units)")
         handles = [
-            _key(label=_tex(s["label"]), marker="o", color=colours[s["label"]])
-            for s in ctx.summary["strategies"]
-            if any(p["label"] == s["label"] for f in frontiers for p in f["points"])
+            _key(label=f"{numbers[label]}  {_tex(label)}", marker="o", color=colours[label])
+            for label in shown
         ]
         handles += [
             _key(label="Pareto frontier", color="black", linestyle="-"),
             _key(label="90% of best recall", color="0.4", linestyle=":"),
             _key(
-                label="cheapest within 90%",
+                label="cheapest within 90% (its number)",
                 marker="o",
                 markersize=12,
                 markerfacecolor="none",
@@ -156,7 +169,7 @@ def frontier(ctx: ReportContext) -> bytes:
                 markeredgewidth=1.6,
             ),
         ]
-        fig.legend(handles=handles, loc="outside right center")
+        fig.legend(handles=handles, loc="outside lower center", ncols=columns, frameon=False)
         return _png(fig)
 
 
