@@ -51,6 +51,7 @@ from ctxpack.evals.tune_objective import (
     make_candidate,
     objective_markdown,
     objective_result,
+    require_two,
     searched,
 )
 from ctxpack.packer.cacheaware import CacheAware, check_option
@@ -279,12 +280,7 @@ def _metric_result(
             values.setdefault(r["spec"], {})[(r["scenario"], r["turn"], str(r["budget"]))] = v
     cells = sorted(values.get(default, {}))
     groups = sorted({c[0] for c in cells})
-    if len(groups) < 2:
-        raise InputError(
-            "--config",
-            "tuning needs at least two conversations (scenarios) to hold one out",
-            found=len(groups),
-        )
+    require_two(groups, "conversations (scenarios)")
 
     def mean(spec: str, keep: set[str]) -> float:
         got = [v for c, v in values.get(spec, {}).items() if c[0] in keep]

@@ -49,6 +49,7 @@ __all__ = [
     "make_candidate",
     "objective_markdown",
     "objective_result",
+    "require_two",
     "searched",
     "unit_values",
 ]
@@ -253,6 +254,14 @@ def _mean_of(stats: Mapping[str, Any]) -> Pair:
     return recall, cost
 
 
+def require_two(groups: Sequence[str], what: str) -> None:
+    """Cross-validation holds one conversation out: refuse fewer than two."""
+    if len(groups) < 2:
+        raise InputError(
+            "--config", f"tuning needs at least two {what} to hold one out", found=len(groups)
+        )
+
+
 def objective_result(
     records: Sequence[Mapping[str, Any]],
     candidates: Sequence[Candidate],
@@ -265,12 +274,7 @@ def objective_result(
     values = unit_values(records, objective)
     units = sorted(values.get(default.spec, {}))
     groups = sorted({u[0] for u in units})
-    if len(groups) < 2:
-        raise InputError(
-            "--config",
-            "tuning needs at least two replay conversations to hold one out",
-            found=len(groups),
-        )
+    require_two(groups, "replay conversations")
     specs = [c.spec for c in candidates]
     by_spec = {c.spec: c for c in reversed(candidates)}  # a repeated spec: its first candidate
     parts = folds(groups, space.get("folds", 5), space.get("seed", 0))

@@ -50,6 +50,7 @@ from .select import CategoryCaps, fill, fits_whole
 if TYPE_CHECKING:
     from .pipeline import Ranked, Reserved
     from .request import Request
+    from .result import Mode
 
 __all__ = [
     "ACTIONS",
@@ -229,7 +230,7 @@ class Assembly:
     order: np.ndarray  # positions in pack order
     placement: np.ndarray  # P_* per item
     decision: CacheDecision
-    fill_mode: str  # the re-selection's fill mode, or "append"
+    fill_mode: Mode  # the re-selection's fill mode, or "append"
 
 
 def assemble_cache_aware(req: Request, reserved: Reserved, ranked: Ranked) -> Assembly:
@@ -256,7 +257,7 @@ def assemble_cache_aware(req: Request, reserved: Reserved, ranked: Ranked) -> As
             why = f"{previous.elapsed_s:g} s since the previous pack >= ttl_s {ttl:g}"
         else:
             stable, action, why = _append(req, reserved, previous, eligible, protected, high)
-    fill_mode = "append"
+    fill_mode: Mode = "append"
     if stable is None:
         stable, fill_mode = _reselect(req, reserved, ranked, high, low, outcome)
     else:
@@ -271,7 +272,8 @@ def assemble_cache_aware(req: Request, reserved: Reserved, ranked: Ranked) -> As
         outcome[evictable & ~chosen] = O_APPEND_ONLY
 
     # the recall room, less any overrun of the stable part (a tail above H)
-    room = min(recall_budget, budget - int(items.tokens[stable].sum()))
+    stable_tokens = int(items.tokens[stable].sum())
+    room = min(recall_budget, budget - stable_tokens)
     recall = _recall_block(req, reserved, ranked, stable, room)
     outcome[recall] = O_RECALL
     placement = np.zeros(len(items), dtype=np.int8)
@@ -284,15 +286,14 @@ def assemble_cache_aware(req: Request, reserved: Reserved, ranked: Ranked) -> As
             if a != b:
                 break
             kept += 1
-    tokens = items.tokens
     decision = CacheDecision(
         action=action,
         why=why,
         high_water_tokens=high,
         low_water_tokens=low,
         recall_budget_tokens=recall_budget,
-        stable_tokens=int(tokens[stable].sum()),
-        recall_tokens=int(tokens[recall].sum()),
+        stable_tokens=stable_tokens,
+        recall_tokens=int(items.tokens[recall].sum()),
         previous_items=None if previous is None else len(previous.positions),
         kept_prefix_items=kept,
     )
@@ -345,7 +346,7 @@ def _reselect(
     high: int,
     low: int,
     outcome: np.ndarray,
-) -> tuple[np.ndarray, str]:
+) -> tuple[np.ndarray, Mode]:
     """The strategy's selection for the stable part: everything when it all fits
     under the high-water mark, else a fill down to the low-water mark. Writes
     the candidates' outcomes; returns the kept positions in ordinal order."""
@@ -355,7 +356,7 @@ def _reselect(
     if fits_whole(
         candidates.tokens, candidates.categories, high - protected_tokens, slots, reserved.caps(req)
     ):
-        mode = "full-fit"
+        mode: Mode = "full-fit"
     else:
         scores = ranked.ranking.scores
         mode = "chronological" if scores is None else "ranked"

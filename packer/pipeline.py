@@ -163,7 +163,7 @@ def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
     cache_aware: dict[str, Any] = {}
     if req.cache_aware is not None:
         built = assemble_cache_aware(req, reserved, ranked)
-        mode, outcome = built.fill_mode, built.outcome  # type: ignore[assignment]
+        mode, outcome = built.fill_mode, built.outcome
         cache_aware = {
             "pack_order": built.order,
             "placement": built.placement,
