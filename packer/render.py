@@ -9,6 +9,7 @@ additive top-level field, as the contract allows.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -138,11 +139,18 @@ def _in_previous(result: PackResult) -> np.ndarray | None:
     return held
 
 
-def reasons_by_id(result: PackResult) -> dict[str, list[str]]:
-    """Each candidate's decision reasons, by id (as the trace lists them)."""
+def reasons_by_id(result: PackResult, ids: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """Each candidate's decision reasons, by id (as the trace lists them): of
+    every candidate, or of the ``ids`` given (ids the request lacks are left out)."""
     trust_on = result.request.trust_policy != "off"
     previous = _in_previous(result)
-    return {ref: _reasons(result, i, trust_on, previous) for i, ref in enumerate(result.items.ids)}
+    at: Iterable[tuple[int, str]]
+    if ids is None:
+        at = enumerate(result.items.ids)
+    else:
+        position = result.items.position
+        at = ((position[ref], ref) for ref in dict.fromkeys(ids) if ref in position)
+    return {ref: _reasons(result, i, trust_on, previous) for i, ref in at}
 
 
 def _number(x: float) -> float | None:

@@ -76,31 +76,35 @@ def evaluate_targets(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list
 
 def plot(report: dict[str, Any], path: Path) -> None:
     """Pack time against item count (log-log) per strategy, beside the bare
-    tokenization pass and bm25s, as a PNG for the README."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    tokenization pass and bm25s, as a PNG for the README. Strategies have their
+    colours of the eval plots (evals/report/colours.py), and where two lines run
+    within 10% of each other the earlier is drawn wider beneath the later."""
+    from ctxpack.evals.report.colours import colours_for
+    from ctxpack.evals.report.plot_base import draw_lines, figure, png, stacked_key, style
 
     results = report["results"]
     sizes = [r["size"] for r in results]
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
-    ax.plot(sizes, [r["tokenize"] for r in results], "k--", label="bare regex tokenize pass")
-    if all(r["bm25s"] is not None for r in results):
-        ax.plot(sizes, [r["bm25s"] for r in results], "k:", label="bm25s index + 1 query")
-    for name in report["config"]["strategies"]:
-        ax.plot(sizes, [r["strategies"][name]["pack"] for r in results], marker="o", label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("items (real chat messages, chitchat-dataset)")
-    ax.set_ylabel("seconds (median over prompts of best-of-repeats)")
-    ax.set_title("ctxpack pack time, validation to selection")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
+    names = list(report["config"]["strategies"])
+    colours = colours_for(names)
+    times = {name: [(r["size"], r["strategies"][name]["pack"]) for r in results] for name in names}
+    with style():
+        fig = figure(7.5, 4.4)
+        ax = fig.add_subplot()
+        ax.plot(sizes, [r["tokenize"] for r in results], "k--", label="bare regex tokenize pass")
+        if all(r["bm25s"] is not None for r in results):
+            ax.plot(sizes, [r["bm25s"] for r in results], "k:", label="bm25s index + 1 query")
+        draw_lines(ax, times, colours, lambda a, b: abs(a - b) <= 0.1 * max(abs(a), abs(b)))
+        handles, labels = ax.get_legend_handles_labels()
+        handles += [stacked_key([colours[name]]) for name in names]
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("items (real chat messages, chitchat-dataset)")
+        ax.set_ylabel("seconds (median over prompts of best-of-repeats)")
+        ax.set_title("ctxpack pack time, validation to selection", fontsize=12)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(handles, [*labels, *names], loc="upper left", fontsize=8)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(png(fig))
 
 
 def _cell(value: float | None, fmt: str) -> str:

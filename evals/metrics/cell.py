@@ -1,8 +1,8 @@
 """Metrics of one packed turn, and across turns. Formulas: docs/metrics.md.
 
 Everything here is a pure function of a :class:`~packer.pipeline.PackResult`
-(and the scenario's gold ``relevant`` ids); a metric that is undefined for a cell
-(recall with no gold evidence) is ``None``, never a made-up 0.
+(and the scenario's gold ``relevant`` ids and answers); a metric that is
+undefined for a cell (recall with no gold evidence) is ``None``, never a made-up 0.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from ctxpack.evals.metrics.answers import Answers
 from ctxpack.packer.model import QUARANTINED
 from ctxpack.packer.pipeline import PackResult
 from ctxpack.packer.render import pack_entry
@@ -26,6 +27,7 @@ __all__ = [
     "ndcg_at",
     "oracle_recall",
     "pack_ranking",
+    "ranked_relevant",
 ]
 
 # Must be exactly 0 in every cell: a pack that breaks one is wrong, not worse.
@@ -39,19 +41,32 @@ HARD_INVARIANTS: Final = (
 
 
 def pack_ranking(result: PackResult) -> list[str]:
-    """The pack's ranking of every eligible item: always-kept items first (tail
-    and anchors, newest first), then the evictable candidates in the strategy's
-    order (score descending, then newer ordinal; chronological: newest first).
-    Items excluded by the trust policy are not ranked."""
+    """The strategy's ranking of the evictable candidates: score descending, then
+    newer ordinal (chronological: newest first). Always-kept items (fresh tail,
+    anchors) and items excluded by the trust policy are not ranked: the strategy
+    decides nothing about them."""
     items = result.items
-    protected = np.flatnonzero(result.in_tail | result.anchored)[::-1]
     evictable = result.evictable[np.argsort(result.rank[result.evictable], kind="stable")]
-    return [items.ids[i] for i in [*protected.tolist(), *evictable.tolist()]]
+    return [items.ids[i] for i in evictable.tolist()]
+
+
+def ranked_relevant(result: PackResult, relevant: Sequence[str]) -> list[str]:
+    """The gold items the ranking metrics judge: those among the evictable
+    candidates. Gold in the fresh tail or anchored is packed whatever the
+    strategy does (its retention has its own metrics), and gold the trust policy
+    excludes is lost whatever it does (evidence and oracle recall count it as
+    missed): counting either would cap or floor nDCG and MRR the same for every
+    strategy."""
+    position = result.items.position
+    candidate = np.zeros(len(result.items), dtype=bool)
+    candidate[result.evictable] = True
+    return [ref for ref in dict.fromkeys(relevant) if ref in position and candidate[position[ref]]]
 
 
 def ndcg_at(ranking: Sequence[str], relevant: Sequence[str], k: int = 10) -> float | None:
     """Binary-gain nDCG@k: sum over the first k of rel_i / log2(i + 2), divided
-    by the same sum for an ideal ranking. None without gold evidence."""
+    by the same sum for an ideal ranking (of every relevant item, ranked or not,
+    as trec_eval does). None without gold evidence."""
     gold = set(relevant)
     if not gold:
         return None
@@ -139,6 +154,7 @@ def cell_metrics(
     pack_items: Sequence[Mapping[str, Any]] | None = None,
     known: Mapping[str, float | None] | None = None,
     citations: Citations | None = None,
+    answers: Answers | None = None,
 ) -> dict[str, Any]:
     """Every per-cell metric of one packed turn (docs/metrics.md). ``pack_items``
     are the packed items as an external packer wrote them (their citations are
@@ -146,7 +162,8 @@ def cell_metrics(
     which caches them over packs of one reservation). ``known`` holds
     values already computed for an equivalent cell (``ndcg@10`` and ``mrr``
     depend only on the ranking, ``oracle_recall`` only on the budget), which
-    are reused."""
+    are reused. ``answers`` are the turn's gold answers matched against its
+    items (``answer_token_recall`` and its ceiling; None without them)."""
     items = result.items
     included = result.included
     position = items.position
@@ -161,8 +178,8 @@ def cell_metrics(
     if "ndcg@10" in known and "mrr" in known:
         ndcg, rr = known["ndcg@10"], known["mrr"]
     else:
-        ranking = pack_ranking(result)
-        ndcg, rr = ndcg_at(ranking, gold, 10), mrr(ranking, gold)
+        ranking, judged = pack_ranking(result), ranked_relevant(result, gold)
+        ndcg, rr = ndcg_at(ranking, judged, 10), mrr(ranking, judged)
     must_include = [i for exp in expectations for i in exp.get("must_include", [])]
     must_exclude = [i for exp in expectations for i in exp.get("must_exclude", [])]
     if pack_items is not None:
@@ -186,6 +203,8 @@ def cell_metrics(
         "mrr": rr,
         "oracle_recall": oracle,
         "regret": None if recall is None or oracle is None else oracle - recall,
+        "answer_token_recall": None if answers is None else answers.recall(included),
+        "answer_token_ceiling": None if answers is None else answers.ceiling,
         "must_include_recall": _share(packed_count(must_include), len(must_include)),
         "must_exclude_violations": packed_count(must_exclude),
         "expectation_pass": (

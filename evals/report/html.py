@@ -7,10 +7,14 @@ texts, failure messages, strategy labels, manifest fields) goes through
 :func:`html.escape`, so an item holding ``<script>`` is shown, never run.
 The same report gives the same bytes.
 
-This module lays out the page and its summary sections (run, plots, budgets,
-tags, latency, failures); html_base.py holds the building blocks they share
-(stylesheet, escaping, tables), html_cache.py the prompt-cache economics of
-replays (with ``frontier.png``) and html_scenarios.py the scenario drill-down.
+The page leads with the answer: the verdict per budget, then the plots, the
+results per budget, the ranking metrics, the prompt-cache economics, the tags,
+latency, failures and the scenario drill-down; the provenance (manifest,
+canonical specs, suites) comes last. This module lays out the page and its
+verdict, plots, latency, failures and provenance; html_base.py holds the
+building blocks they share (stylesheet, escaping, tables), html_results.py the
+results tables, html_cache.py the prompt-cache economics of replays (with
+``frontier.png``) and html_scenarios.py the scenario drill-down.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ctxpack.evals.report.frontier_plot import frontier
-from ctxpack.evals.report.html_base import _cell, _e, _head, _ms, _Page, _stat, _table
+from ctxpack.evals.report.html_base import _cell, _e, _head, _ms, _Page, _table
 from ctxpack.evals.report.html_cache import ANCHOR, cache_section
+from ctxpack.evals.report.html_results import anchor, budget_section, by_tag, ranking_section
 from ctxpack.evals.report.html_scenarios import scenarios_section
 from ctxpack.evals.report.model import ReportContext
 from ctxpack.evals.report.plots import (
@@ -30,13 +35,49 @@ from ctxpack.evals.report.plots import (
     recall_vs_stability,
     strategy_colours,
 )
+from ctxpack.evals.report.text import VERDICT_HEAD, floor_note, plural, verdict_note, verdict_row
 
 __all__ = ["MAX_FAILURES", "render_html"]
 
 MAX_FAILURES: Final = 500  # expectation failures listed (summary.json has all)
 
 
-def _header(page: _Page) -> str:
+def _top(page: _Page) -> str:
+    """The title, what the run is, the navigation and the verdict per budget."""
+    s = page.summary
+    m = s["manifest"]
+    conf = round(float(s["confidence"]) * 100)
+    verdicts = s.get("verdict", [])
+    note = floor_note(verdicts)
+    out = [
+        "<header>",
+        f"<h1>ctxpack eval: {_e(m.get('name', '?'))}</h1>",
+        f'<p class="lead">{_e(s["cells"])} cells, {len(s["strategies"])} strategies, '
+        f"{len(s['budgets'])} budgets, {plural(len(m.get('suites', [])), 'suite')}. "
+        f"Means with {conf}% bootstrap intervals; where a suite's cells cluster (the turns "
+        "of one conversation), intervals resample conversations and tests pair "
+        "conversations. ↑ higher is better, "
+        "↓ lower is better; the best value is highlighted.</p>",
+        _nav(page),
+        "</header>",
+        '<section id="verdict">',
+        "<h2>Verdict</h2>",
+    ]
+    out.append(
+        _table(
+            [_e(h) for h in VERDICT_HEAD],
+            (verdict_row(v, page.strategy) for v in verdicts),
+            "verdict",
+        )
+    )
+    out.append(f'<p class="note">{_e(verdict_note(verdicts))}</p>')
+    if note:
+        out.append(f'<p class="note">{_e(note)}</p>')
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _provenance(page: _Page) -> str:
     s = page.summary
     m = s["manifest"]
     conf = round(float(s["confidence"]) * 100)
@@ -72,12 +113,8 @@ def _header(page: _Page) -> str:
     if "executor" in run:
         fields.append(("executor", f"{_e(run['executor'])}, {_e(run.get('jobs', '?'))} jobs"))
     out = [
-        "<header>",
-        f"<h1>ctxpack eval: {_e(m.get('name', '?'))}</h1>",
-        f'<p class="lead">{_e(s["cells"])} cells, {len(s["strategies"])} strategies, '
-        f"{len(s['budgets'])} budgets, {len(m.get('suites', []))} suites</p>",
-        _nav(page),
-        '<h2 id="run">Run</h2>',
+        '<section id="run">',
+        "<h2>Provenance</h2>",
         '<dl class="manifest">',
         *(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in fields),
         "</dl>",
@@ -97,24 +134,22 @@ def _header(page: _Page) -> str:
                 for x in m.get("suites", [])
             ),
         ),
-        "</header>",
+        "</section>",
     ]
     return "\n".join(out)
 
 
-def _anchor(budget: Any) -> str:
-    return "budget-" + "".join(c if c.isalnum() else "-" for c in str(budget))
-
-
 def _nav(page: _Page) -> str:
-    links = [("run", "Run"), ("plots", "Plots")]
-    links += [(_anchor(b), page.budget_title(b)) for b in page.summary["budgets"]]
+    links = [("verdict", "Verdict"), ("plots", "Plots")]
+    links += [(anchor(b), page.budget_title(b)) for b in page.summary["budgets"]]
+    if page.summary.get("budget_invariant"):
+        links.append(("ranking", "Ranking"))
     if page.summary.get("replay"):
         links.append((ANCHOR, "Prompt-cache economics"))
     if page.summary.get("breakdown"):
         links.append(("by-tag", "By tag"))
     links += [("latency", "Latency"), ("failures", "Expectation failures")]
-    links += [("scenarios", "Scenarios")]
+    links += [("scenarios", "Scenarios"), ("run", "Provenance")]
     return "<nav>" + "".join(f'<a href="#{_e(a)}">{_e(t)}</a>' for a, t in links) + "</nav>"
 
 
@@ -130,112 +165,6 @@ def _plots(plots: Sequence[tuple[str, bytes, str, str]]) -> str:
             f"<figcaption>{_e(caption)} (<code>{_e(name)}</code>)</figcaption></figure>"
         )
     out += ["</div>", "</section>"]
-    return "\n".join(out)
-
-
-def _budget_section(page: _Page, budget: Any) -> str:
-    s = page.summary
-    rows = [g for g in s["groups"] if str(g["budget"]) == str(budget)]
-    body = []
-    for g in rows:
-        mm = g["metrics"]
-        hard = sum(g["hard_invariants"].values())
-        exp = g["expectations"]
-        exp_bad = exp["passed"] != exp["total"]
-        body.append(
-            [
-                page.strategy(g["label"]),
-                _cell("num", _stat(mm.get("evidence_recall"))),
-                _cell("num", _stat(mm.get("evidence_hit"))),
-                _cell("num", _stat(mm.get("ndcg@10"))),
-                _cell("num", _stat(mm.get("mrr"))),
-                _cell("num", _stat(mm.get("regret"))),
-                _cell("num", _stat(g.get("prefix_stability"))),
-                _cell("num", _stat(g.get("prefix_stability_tokens"))),
-                _cell("num bad" if exp_bad else "num", f"{exp['passed']}/{exp['total']}"),
-                _cell("num bad" if hard else "num", str(hard)),
-            ]
-        )
-    head = [
-        "strategy",
-        "evidence recall",
-        "full hit",
-        "nDCG@10",
-        "MRR",
-        "regret",
-        "prefix stability",
-        "prefix stability (tokens)",
-        "expectations",
-        "hard invariants",
-    ]
-    oracle = next(
-        (g["metrics"]["oracle_recall"] for g in rows if g["metrics"].get("oracle_recall")), None
-    )
-    out = [
-        f'<section id="{_anchor(budget)}">',
-        f"<h2>{_e(page.budget_title(budget).capitalize())}</h2>",
-        _table(head, body),
-        f"<p>Oracle ceiling (best achievable evidence recall): {_stat(oracle)}</p>",
-    ]
-    diffs = [p for p in s["paired"] if str(p["budget"]) == str(budget)]
-    if diffs:
-        base = page.labels.get(s["baseline"], s["baseline"])
-        out.append(
-            f"<h3>Paired differences against <code>{_e(base)}</code> (Wilcoxon signed-rank p)</h3>"
-        )
-        out.append(
-            _table(
-                ["strategy", "metric", "difference", "p", "cells"],
-                (
-                    [
-                        page.strategy(p["label"]),
-                        _e(p["metric"]),
-                        _cell("num", _stat(p)),
-                        _cell(
-                            "num",
-                            "–" if p.get("p_value") is None else f"{p['p_value']:.3g}",
-                        ),
-                        _cell("num", _e(p.get("n", "–"))),
-                    ]
-                    for p in diffs
-                ),
-                cls="paired",
-            )
-        )
-    out.append("</section>")
-    return "\n".join(out)
-
-
-def _by_tag(page: _Page) -> str:
-    """Evidence recall per tag (e.g. LoCoMo question category), per budget."""
-    rows: Sequence[Mapping[str, Any]] = page.summary.get("breakdown") or []
-    if not rows:
-        return ""
-    tags = sorted({r["tag"] for r in rows})
-    out = ['<section id="by-tag">', "<h2>Evidence recall by tag</h2>"]
-    for budget in page.summary["budgets"]:
-        here = [r for r in rows if str(r["budget"]) == str(budget)]
-        if not here:
-            continue
-        out.append(f"<h3>{_e(page.budget_title(budget).capitalize())}</h3>")
-        table = []
-        for s in page.summary["strategies"]:
-            mine = {r["tag"]: r for r in here if r["spec"] == s["spec"]}
-            table.append(
-                [
-                    page.strategy(s["label"]),
-                    *(
-                        _cell(
-                            "num", f"{_stat(mine[t]['evidence_recall'])} (n={_e(mine[t]['cells'])})"
-                        )
-                        if t in mine
-                        else "–"
-                        for t in tags
-                    ),
-                ]
-            )
-        out.append(_table(["strategy", *(_e(t) for t in tags)], table))
-    out.append("</section>")
     return "\n".join(out)
 
 
@@ -266,9 +195,15 @@ def _latency(page: _Page) -> str:
 
 def _failures(page: _Page) -> str:
     fails: Sequence[Mapping[str, Any]] = page.summary["expectation_failures"]
+    judged = sum(g["expectations"]["total"] for g in page.summary["groups"])
     out = ['<section id="failures">', f"<h2>Expectation failures: {len(fails)}</h2>"]
-    if not fails:
-        out.append('<p class="empty">None: every expectation held.</p>')
+    if not judged:
+        out.append('<p class="empty">No cell in this run was judged against expectations.</p>')
+    elif not fails:
+        out.append(
+            f'<p class="empty">None: every one of the {judged} judged cells met its '
+            "expectations.</p>"
+        )
     else:
         out.append('<ul class="failures">')
         out += [
@@ -304,8 +239,9 @@ def render_html(ctx: ReportContext) -> str:
             "recall_vs_stability.png",
             recall_vs_stability(ctx),
             "Evidence recall against prefix stability per strategy",
-            "At each scenario's own budget: mean evidence recall against mean prefix "
-            "stability across conversation turns; up and right is better.",
+            "One panel per budget: mean evidence recall against mean prefix stability "
+            "across conversation turns (per conversation, then across conversations); "
+            "up and right is better.",
         ),
         (
             "latency.png",
@@ -315,14 +251,16 @@ def render_html(ctx: ReportContext) -> str:
         ),
     ]
     body = [
-        _header(page),
+        _top(page),
         _plots(plots),
-        *(_budget_section(page, b) for b in page.summary["budgets"]),
+        *(budget_section(page, b) for b in page.summary["budgets"]),
+        ranking_section(page),
         cache_section(page, _png(frontier(ctx)) if ctx.summary.get("replay") else ""),
-        _by_tag(page),
+        by_tag(page),
         _latency(page),
         _failures(page),
         scenarios_section(page),
+        _provenance(page),
     ]
     return (
         _head(ctx.summary)

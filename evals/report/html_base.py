@@ -53,6 +53,19 @@ td.num .ci { display: block; }
 table.paired td.num .ci { display: inline; }
 tbody tr:nth-child(even) { background: #fbfcfd; }
 td.bad { color: var(--bad); background: var(--badbg); font-weight: 600; }
+td.best { font-weight: 700; background: #eaf6ec; }
+section#verdict { background: #f6f8fa; border: 1px solid var(--line); border-radius: 8px;
+  padding: 4px 18px 10px; margin-top: 20px; }
+section#verdict h2 { margin-top: 12px; }
+.verdict h3 { margin: 14px 0 4px; }
+.verdict ul { margin: 4px 0; padding-left: 22px; }
+.verdict li { margin: 3px 0; }
+p.note { color: var(--muted); font-size: 0.92em; }
+details > summary { cursor: pointer; }
+details.why { display: inline; margin-left: 6px; font-size: 0.85em; }
+details.why > summary { display: inline; color: var(--accent); }
+details.why[open] { display: block; margin: 2px 0 4px 12px; }
+div.missed { color: var(--bad); margin-top: 6px; }
 .strat { white-space: nowrap; }
 .strat code { overflow-wrap: normal; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px;

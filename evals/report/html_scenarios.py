@@ -1,8 +1,11 @@
-"""The scenario drill-down of ``report.html``: for the first scenarios, each
-turn's prompt and what every strategy packed (ids, roles, tokens, item texts,
-gold evidence marked), at each scenario's own budget when the run has it.
-Long texts, long conversations and many scenarios are cut (``MAX_*``) so the
-page stays readable; results.jsonl and metrics.csv have every cell.
+"""The scenario drill-down of ``report.html``: for the first scenarios, per
+spec its evidence recall and expectation status over the scenario's turns;
+then each turn's prompt and what every strategy packed (ids, roles, tokens,
+item texts, gold evidence marked), the evidence it missed, and for an item the
+trace's decision reasons in a ``<details>`` element (no JavaScript), at each
+scenario's own budget when the run has it. Long texts, long conversations and
+many scenarios are cut (``MAX_*``) so the page stays readable; results.jsonl and
+metrics.csv have every cell.
 """
 
 from __future__ import annotations
@@ -33,11 +36,25 @@ def _item_text(text: Any) -> str:
     return f'<span class="text">{_e(text)}</span>'
 
 
+def _why(record: Mapping[str, Any], item_id: str) -> str:
+    """The trace's reasons for an item, folded (when the runner kept them)."""
+    codes = (record.get("reasons") or {}).get(item_id)
+    if not codes:
+        return ""
+    return (
+        '<details class="why"><summary>why</summary>'
+        + " ".join(f"<code>{_e(c)}</code>" for c in codes)
+        + "</details>"
+    )
+
+
 def _pack_cell(
     record: Mapping[str, Any], items: Mapping[str, Mapping[str, Any]], gold: set[str]
 ) -> str:
     selected: Sequence[str] = record.get("selected") or []
-    if not selected:
+    if record.get("status", "ok") != "ok":
+        body = f'<span class="fail">{_e(record["status"])}: {_e(record.get("error", ""))}</span>'
+    elif not selected:
         body = '<span class="empty">(nothing packed)</span>'
     else:
         lis = []
@@ -56,12 +73,52 @@ def _pack_cell(
             )
             lis.append(
                 f'<li><code>{_e(item_id)}</code>{star} <span class="role">{meta}</span> '
-                f"{_item_text(it.get('text'))}</li>"
+                f"{_item_text(it.get('text'))}{_why(record, item_id)}</li>"
             )
         body = '<ol class="items">' + "".join(lis) + "</ol>"
+    missed = [g for g in sorted(gold) if g not in set(selected)]
+    if missed and record.get("status", "ok") == "ok":
+        body += (
+            '<div class="missed">✗ missed evidence: '
+            + ", ".join(f"<code>{_e(g)}</code>{_why(record, g)}" for g in missed)
+            + "</div>"
+        )
     if record.get("failures"):
         body += "".join(f'<div class="fail">✗ {_e(x)}</div>' for x in record["failures"])
     return body
+
+
+def _recall(record: Mapping[str, Any]) -> str:
+    value = (record.get("metrics") or {}).get("evidence_recall")
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _per_spec(page: _Page, records: Sequence[Mapping[str, Any]]) -> str:
+    """Per spec, over the scenario's turns at the drill-down budget: the mean
+    evidence recall and the expectation status."""
+    if not records:
+        return ""
+    rows = []
+    for spec, label in page.labels.items():
+        mine = [r for r in records if r["spec"] == spec]
+        if not mine:
+            continue
+        recalls = [
+            v for r in mine if (v := (r.get("metrics") or {}).get("evidence_recall")) is not None
+        ]
+        judged = [
+            v for r in mine if (v := (r.get("metrics") or {}).get("expectation_pass")) is not None
+        ]
+        failed = sum(v != 1.0 for v in judged)
+        if not judged:
+            status = _cell("num", "–")
+        elif failed:
+            status = _cell("num bad", f"✗ {failed} of {len(judged)} turns failed")
+        else:
+            status = _cell("num", f"✓ {len(judged)} of {len(judged)}")
+        mean = f"{sum(recalls) / len(recalls):.2f}" if recalls else "–"
+        rows.append([page.strategy(label), _cell("num", mean), status])
+    return _table(["strategy", "evidence recall (mean over turns)", "expectations"], rows)
 
 
 def _scenario_budget(summary: Mapping[str, Any]) -> Any:
@@ -88,7 +145,8 @@ def scenarios_section(page: _Page) -> str:
         f"<h2>Scenarios: {len(ids)}</h2>",
         f'<p class="muted">Each turn\'s prompt and what every strategy packed at '
         f"{_e(page.budget_title(budget))}, in pack order "
-        '(<span class="gold">★</span> marks gold evidence). '
+        '(<span class="gold">★</span> marks gold evidence, ✗ the evidence a strategy missed; '
+        "<em>why</em> opens the trace's reasons for an item). "
         + (f"The first {MAX_SCENARIOS} scenarios are shown. " if len(ids) > MAX_SCENARIOS else "")
         + "Click a scenario to open it.</p>",
     ]
@@ -107,6 +165,7 @@ def scenarios_section(page: _Page) -> str:
             parts.append(
                 f'<p class="muted">source {_e(sc.file)} line {_e(sc.line)}; tags {tags}</p>'
             )
+        parts.append(_per_spec(page, [r for (s, _), rs in by_turn.items() if s == sid for r in rs]))
         n_turns = len(sc.turns) if sc else 1 + max((t for (s, t) in by_turn if s == sid), default=0)
         for k in range(min(n_turns, MAX_TURNS)):
             turn = sc.turns[k] if sc else None
@@ -132,11 +191,12 @@ def scenarios_section(page: _Page) -> str:
                 continue
             parts.append(
                 _table(
-                    ["strategy", "mode", "packed items (id, role, tokens, text)"],
+                    ["strategy", "mode", "recall", "packed items (id, role, tokens, text)"],
                     (
                         [
                             _cell("strategy", page.strategy(page.labels.get(r["spec"], r["spec"]))),
-                            _e(r.get("mode", "?")),
+                            _e(r.get("mode") or "–"),
+                            _cell("num", _recall(r)),
                             _pack_cell(r, items, gold),
                         ]
                         for r in cells

@@ -1,25 +1,38 @@
-"""``summary.md``: the report as Markdown: per budget, every strategy's means
-with their intervals, the oracle ceiling and the paired differences; the
-prompt-cache economics of replays; evidence recall by tag; latency; the
-expectation failures."""
+"""``summary.md``: the report as Markdown. It opens with the verdict per budget
+(text.py says it in words), then per budget every strategy's means with their
+intervals (the best value in bold; arrows say which way is better), the oracle
+ceiling and the paired differences; the ranking metrics that do not change with
+the budget, once; the prompt-cache economics of replays; evidence recall by
+tag; latency; the expectation failures; and last the provenance (config,
+suites, canonical specs, platform)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxpack.evals.report.model import ReportContext
+from ctxpack.evals.report.frame import tag_column
+from ctxpack.evals.report.model import PAIRED, ReportContext
 from ctxpack.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
+from ctxpack.evals.report.text import (
+    VERDICT_HEAD,
+    Column,
+    best_rows,
+    budget_columns,
+    budget_title,
+    floor_note,
+    fmt_stat,
+    metric_name,
+    plural,
+    ranking_columns,
+    verdict_note,
+    verdict_row,
+)
 
 __all__ = ["render_markdown"]
 
 
-def _fmt(stat: Mapping[str, Any] | None, digits: int = 3) -> str:
-    if not stat:
-        return "–"
-    if stat["low"] == stat["high"]:
-        return f"{stat['mean']:,.{digits}f}"
-    return f"{stat['mean']:,.{digits}f} [{stat['low']:,.{digits}f}, {stat['high']:,.{digits}f}]"
+_fmt = fmt_stat
 
 
 def _text(value: str) -> str:
@@ -85,90 +98,203 @@ def _cache_section(replay: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-def render_markdown(ctx: ReportContext) -> str:
-    """summary.md: per budget, every strategy's means with confidence intervals,
-    the oracle ceiling, paired differences against the baseline, latency."""
-    summary = ctx.summary
+def _code(label: str) -> str:
+    return f"`{label}`"
+
+
+def _value(column: Column, group: Mapping[str, Any]) -> str:
+    value = column.read(group)
+    if column.key == "expectations":
+        return f"{value['passed']}/{value['total']}" if value["total"] else "–"
+    if isinstance(value, int):
+        return str(value)
+    return _fmt(value)
+
+
+def _table(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A results table: one row per group, the best value of each column bold."""
+    best = [best_rows(rows, c) for c in columns]
+    lines = [
+        "| strategy | " + " | ".join(c.heading for c in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for i, g in enumerate(rows):
+        cells = [
+            f"**{_value(c, g)}**" if i in best[k] else _value(c, g) for k, c in enumerate(columns)
+        ]
+        lines.append(f"| `{g['label']}` | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _units_line(summary: Mapping[str, Any]) -> str:
     m = summary["manifest"]
     conf = round(summary["confidence"] * 100)
-    lines = [
-        f"# ctxpack eval: {m['name']}",
-        "",
-        f"{summary['cells']} cells; ctxpack {m['ctxpack_version']}, "
-        f"commit {m['git_commit'] or '?'}; "
-        f"{len(m['suites'])} suites; means with {conf}% bootstrap intervals "
-        f"({m['bootstrap_resamples']} resamples, seed {m['seed']}).",
-        "",
+    return (
+        f"Means with {conf}% percentile-bootstrap intervals ({m['bootstrap_resamples']} "
+        f"resamples, seed {m['seed']}). Where a suite's cells cluster (the turns of one "
+        "conversation), intervals resample whole conversations and tests pair "
+        "conversations (sign-flip permutation); elsewhere they resample cells and pair "
+        "cells (Wilcoxon signed-rank). ↑ higher is better, ↓ lower is better; the best "
+        "value is in bold."
+    )
+
+
+def _paired(summary: Mapping[str, Any], budget: Any, metrics: Sequence[str]) -> list[str]:
+    rows = [
+        p for p in summary["paired"] if str(p["budget"]) == str(budget) and p["metric"] in metrics
     ]
-    for budget in summary["budgets"]:
-        rows = [g for g in summary["groups"] if str(g["budget"]) == str(budget)]
-        title = "each scenario's own budget" if budget == "scenario" else f"budget {budget} tokens"
-        lines += [
-            f"## {title}",
-            "",
-            "| strategy | evidence recall | full hit | nDCG@10 | MRR | regret | prefix stability "
-            "| prefix stability (tokens) | expectations | hard invariants |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for g in rows:
-            mm = g["metrics"]
-            hard = sum(g["hard_invariants"].values())
-            exp = g["expectations"]
-            lines.append(
-                f"| `{g['label']}` | {_fmt(mm['evidence_recall'])} | {_fmt(mm['evidence_hit'])} "
-                f"| {_fmt(mm['ndcg@10'])} | {_fmt(mm['mrr'])} | {_fmt(mm['regret'])} "
-                f"| {_fmt(g['prefix_stability'])} | {_fmt(g.get('prefix_stability_tokens'))} "
-                f"| {exp['passed']}/{exp['total']} | {hard} |"
-            )
-        oracle = next(
-            (g["metrics"]["oracle_recall"] for g in rows if g["metrics"]["oracle_recall"]), None
+    if not rows:
+        return []
+    lines = [
+        "Paired differences (strategy - against; the cells both have a value for):",
+        "",
+        "| strategy | against | metric | difference (cells) | p (Wilcoxon) "
+        "| difference (conversations) | p (sign-flip) | cells | conversations |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in rows:
+        c = p.get("cluster")
+        lines.append(
+            f"| `{p['label']}` | `{p['against_label']}` ({p['why']}) | "
+            f"{metric_name(p['metric'])} | {_fmt(p)} | {p['p_value']:.3g} | "
+            f"{_fmt(c) if c else '–'} | {_pvalue(c)} "
+            f"| {p['n']} | {c['clusters'] if c else '–'} |"
         )
-        lines += ["", f"Oracle ceiling (best achievable evidence recall): {_fmt(oracle)}", ""]
-        diffs = [p for p in summary["paired"] if str(p["budget"]) == str(budget)]
-        if diffs:
-            base = next(
-                s["label"] for s in summary["strategies"] if s["spec"] == summary["baseline"]
-            )
-            lines += [
-                f"Paired differences against `{base}` (Wilcoxon signed-rank p):",
-                "",
-                "| strategy | metric | difference | p | cells |",
-                "|---|---|---|---|---|",
-            ]
-            lines += [
-                f"| `{p['label']}` | {p['metric']} | {_fmt(p)} | {p['p_value']:.3g} | {p['n']} |"
-                for p in diffs
-            ]
-            lines.append("")
-    if summary.get("replay"):
-        lines += _cache_section(summary["replay"])
-    if summary.get("breakdown"):
-        tags = sorted({b["tag"] for b in summary["breakdown"]})
-        lines += ["## Evidence recall by tag", ""]
+    return [*lines, ""]
+
+
+def _pvalue(stat: Mapping[str, Any] | None) -> str:
+    return "–" if not stat or stat.get("p_value") is None else f"{stat['p_value']:.3g}"
+
+
+def _by_tag(summary: Mapping[str, Any]) -> list[str]:
+    rows = summary.get("breakdown") or []
+    if not rows:
+        return []
+    lines = []
+    prefixes = summary.get("breakdown_tags") or [""]
+    for prefix in prefixes:
+        tags = sorted({b["tag"] for b in rows if b["tag"].startswith(prefix)})
+        if not tags:
+            continue
+        name = tag_column(prefix) if prefix else "tag"
+        lines += [f"## Evidence recall by {name}", ""]
         for budget in summary["budgets"]:
-            rows = [b for b in summary["breakdown"] if str(b["budget"]) == str(budget)]
-            if not rows:
+            here = [b for b in rows if str(b["budget"]) == str(budget) and b["tag"] in tags]
+            if not here:
                 continue
-            title = "each scenario's own budget" if budget == "scenario" else f"budget {budget}"
             lines += [
-                f"### {title}",
+                f"### {budget_title(budget)}",
                 "",
-                "| strategy | " + " | ".join(tags) + " |",
+                "| strategy | " + " | ".join(t[len(prefix) :] for t in tags) + " |",
                 "|---|" + "---|" * len(tags),
             ]
             for s in summary["strategies"]:
-                cell = {b["tag"]: b for b in rows if b["spec"] == s["spec"]}
+                cell = {b["tag"]: b for b in here if b["spec"] == s["spec"]}
                 lines.append(
                     f"| `{s['label']}` | "
                     + " | ".join(
-                        f"{_fmt(cell[t]['evidence_recall'])} (n={cell[t]['cells']})"
-                        if t in cell
-                        else "–"
+                        f"{_fmt(_clustered(cell[t]))} (n={cell[t]['cells']})" if t in cell else "–"
                         for t in tags
                     )
                     + " |"
                 )
             lines.append("")
+    return lines
+
+
+def _clustered(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    stat: Mapping[str, Any] | None = (row.get("cluster") or {}).get("evidence_recall")
+    return stat or row["evidence_recall"]
+
+
+def _provenance(summary: Mapping[str, Any]) -> list[str]:
+    m = summary["manifest"]
+    config = m.get("config") or {}
+    labels = {s["spec"]: s["label"] for s in summary["strategies"]}
+    lines = [
+        "## Provenance",
+        "",
+        f"- run `{m.get('run_id', '?')}`; ctxpack {m['ctxpack_version']}, commit "
+        f"`{m['git_commit'] or '?'}`; Python {m.get('python', '?')} on {m.get('platform', '?')}",
+        f"- config `{config.get('file', '?')}` (sha256 `{config.get('sha256', '?')}`)",
+        f"- baseline `{labels[summary['baseline']]}`",
+    ]
+    lines += [
+        f"- suite `{x.get('file', '?')}` (sha256 `{x.get('sha256', '?')}`)" for x in m["suites"]
+    ]
+    lines += ["", "| strategy | canonical spec |", "|---|---|"]
+    lines += [f"| `{s['label']}` | `{s['spec']}` |" for s in summary["strategies"]]
+    return [*lines, ""]
+
+
+def render_markdown(ctx: ReportContext) -> str:
+    """summary.md (see the module docstring for its order)."""
+    summary = ctx.summary
+    m = summary["manifest"]
+    invariant = summary.get("budget_invariant", [])
+    lines = [
+        f"# ctxpack eval: {m['name']}",
+        "",
+        f"{summary['cells']} cells: {len(summary['strategies'])} strategies, "
+        f"{len(summary['budgets'])} budgets, {plural(len(m['suites']), 'suite')}. "
+        + _units_line(summary),
+        "",
+        "## Verdict",
+        "",
+    ]
+    verdicts = summary.get("verdict", [])
+    lines += [
+        "| " + " | ".join(VERDICT_HEAD) + " |",
+        "|---" * len(VERDICT_HEAD) + "|",
+        *("| " + " | ".join(verdict_row(v, _code)) + " |" for v in verdicts),
+        "",
+        verdict_note(verdicts),
+        "",
+    ]
+    note = floor_note(verdicts)
+    if note:
+        lines += [note, ""]
+    columns = budget_columns(summary)
+    for budget in summary["budgets"]:
+        rows = [g for g in summary["groups"] if str(g["budget"]) == str(budget)]
+        lines += [f"## {budget_title(budget).capitalize()}", "", *_table(columns, rows)]
+        oracle = next(
+            (g["metrics"]["oracle_recall"] for g in rows if g["metrics"]["oracle_recall"]), None
+        )
+        lines += ["", f"Oracle ceiling (best achievable evidence recall): {_fmt(oracle)}", ""]
+        first = budget == summary["budgets"][0]
+        lines += _paired(summary, budget, [m for m in PAIRED if first or m not in invariant])
+    ranking = ranking_columns(summary)
+    if ranking:
+        first = summary["budgets"][0]
+        rows = [g for g in summary["groups"] if str(g["budget"]) == str(first)]
+        lines += [
+            "## Ranking quality (the same at every budget)",
+            "",
+            "Over the evictable candidates only (the fresh tail and the anchors are kept "
+            "whatever the strategy; docs/metrics.md).",
+            "",
+            *_table(ranking, rows),
+            "",
+        ]
+    ceiling = next(
+        (
+            g["metrics"].get("answer_token_ceiling")
+            for g in summary["groups"]
+            if g["metrics"].get("answer_token_ceiling")
+        ),
+        None,
+    )
+    if ceiling:
+        lines += [
+            f"Answer-token ceiling (the gold answers' content words present anywhere in the "
+            f"conversation): {_fmt(ceiling)}",
+            "",
+        ]
+    if summary.get("replay"):
+        lines += _cache_section(summary["replay"])
+    lines += _by_tag(summary)
     lines += [
         "## Latency (per cell; differs run to run)",
         "",
@@ -178,8 +304,14 @@ def render_markdown(ctx: ReportContext) -> str:
     for label, lat in summary["run"]["latency"].items():
         lines.append(f"| `{label}` | {lat['p50_ms']:.3f} | {lat['p95_ms']:.3f} |")
     fails = summary["expectation_failures"]
+    judged = sum(g["expectations"]["total"] for g in summary["groups"])
     lines += ["", f"## Expectation failures: {len(fails)}", ""]
+    if not judged:
+        lines += ["No cell in this run was judged against expectations.", ""]
+    elif not fails:
+        lines += [f"Every one of the {judged} judged cells met its expectations.", ""]
     lines += [f"- `{f['key']}`: {'; '.join(f['failures'])}" for f in fails[:50]]
     if len(fails) > 50:
         lines.append(f"- ... and {len(fails) - 50} more (summary.json lists all)")
+    lines += ["", *_provenance(summary)]
     return "\n".join(lines).rstrip() + "\n"

@@ -1,12 +1,13 @@
 """One report, computed once from the records: the model every renderer reads.
 
-:func:`build_report` aggregates the cell records into a plain dict (the content
-of ``summary.json``); :class:`ReportContext` holds it with the records and the
-scenarios, and each renderer in :data:`ctxpack.evals.report.renderers.RENDERERS`
-turns that context into one file. Everything but ``run`` (latency, executor,
-jobs) is a pure function of the records, so the reports are byte-identical
-whichever executor produced them. The renderers import this module; it imports
-none of them.
+:func:`build_report` turns the cell records into a DataFrame (frame.py),
+aggregates it (aggregate.py), opens with a verdict per budget (verdict.py) and
+returns a plain dict (the content of ``summary.json``); :class:`ReportContext`
+holds it with the records and the scenarios, and each renderer in
+:data:`ctxpack.evals.report.renderers.RENDERERS` turns that context into one
+file. Everything but ``run`` (latency, executor, jobs) is a pure function of the
+records, so the reports are byte-identical whichever executor produced them.
+The renderers import this module; it imports none of them.
 """
 
 from __future__ import annotations
@@ -18,14 +19,17 @@ from typing import Any, Final
 import numpy as np
 
 from ctxpack.evals.metrics.cache import Profile
-from ctxpack.evals.metrics.cell import HARD_INVARIANTS
+from ctxpack.evals.report import aggregate
+from ctxpack.evals.report.aggregate import Stats
+from ctxpack.evals.report.frame import cells_frame, order_records
 from ctxpack.evals.report.replay import build_replay
-from ctxpack.evals.report.stats import mean_ci, paired
+from ctxpack.evals.report.verdict import best_specs, verdicts
 from ctxpack.evals.scenarios.format import Scenario
 from ctxpack.packer.jsonio import significant
 
 __all__ = [
     "METRICS",
+    "PAIRED",
     "SUMMARY_SCHEMA_ID",
     "ReportContext",
     "build_report",
@@ -45,70 +49,17 @@ METRICS: Final = (
     "must_include_recall",
     "budget_utilisation",
     "selected_count",
+    "tokens_used",
+    "answer_token_recall",
+    "answer_token_ceiling",
 )
-# Paired against the baseline strategy, cell by cell.
-PAIRED: Final = ("evidence_recall", "ndcg@10", "mrr")
-
-
-def order_records(
-    records: Sequence[dict[str, Any]], specs: Sequence[str], budgets: Sequence[Any]
-) -> list[dict[str, Any]]:
-    """Records in cell-key order: suite, scenario, turn, then the config's spec
-    and budget order. Executors finish in any order; reports never do."""
-    spec_at = {s: i for i, s in enumerate(specs)}
-    budget_at = {str(b): i for i, b in enumerate(budgets)}
-    return sorted(
-        records,
-        key=lambda r: (
-            r["suite"],
-            r["scenario"],
-            r["turn"],
-            spec_at[r["spec"]],
-            budget_at[str(r["budget"])],
-        ),
-    )
-
-
-def _values(cells: Sequence[dict[str, Any]], metric: str) -> np.ndarray:
-    return np.array(
-        [c["metrics"][metric] for c in cells if c["metrics"].get(metric) is not None],
-        dtype=np.float64,
-    )
+# Compared cell by cell: each spec against the baseline and against the best
+# spec of its budget, and the config's ``compare`` pairs.
+PAIRED: Final = ("evidence_recall", "ndcg@10", "mrr", "answer_token_recall")
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if len(values) else None
-
-
-def _turn_stability(
-    ordered: Sequence[dict[str, Any]],
-) -> dict[tuple[str, str], dict[tuple[str, str], list[tuple[float | None, float | None]]]]:
-    """Per (spec, budget), per conversation (suite, scenario): each cell's
-    ``prefix_stability`` and ``prefix_stability_tokens`` (the runner writes both
-    into every cell's metrics: ``None`` on a first turn and on probes)."""
-    out: dict[tuple[str, str], dict[tuple[str, str], list[tuple[float | None, float | None]]]] = {}
-    for r in ordered:
-        m = r["metrics"]
-        conversations = out.setdefault((r["spec"], str(r["budget"])), {})
-        conversations.setdefault((r["suite"], r["scenario"]), []).append(
-            (m.get("prefix_stability"), m.get("prefix_stability_tokens"))
-        )
-    return out
-
-
-def _conversation_means(
-    conversations: Mapping[tuple[str, str], Sequence[tuple[float | None, float | None]]],
-    which: int,
-) -> np.ndarray:
-    """Each conversation's mean of its defined values (conversations with none
-    left out): the report then averages conversations, not turns, so a long
-    conversation counts as much as a short one."""
-    means = []
-    for values in conversations.values():
-        defined = [x for v in values if (x := v[which]) is not None]
-        if defined:
-            means.append(sum(defined) / len(defined))
-    return np.array(means, dtype=np.float64)
 
 
 def build_report(
@@ -126,100 +77,48 @@ def build_report(
     breakdown_tags: Sequence[str] = (),
     cache_profiles: Mapping[str, Profile] | None = None,
     static_prefix_tokens: Sequence[int] = (0,),
+    compare: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
-    """The summary: per strategy and budget, every metric's mean and interval,
+    """The summary: the verdict per budget; per strategy and budget, every
+    metric's mean and interval (and cluster interval where cells cluster),
     hard-invariant totals, expectation counts, prefix stability (in items and
-    tokens); paired differences against the baseline; the oracle ceiling;
-    latency; and, when the run has replays, their prompt-cache economics
+    tokens); paired differences (each spec against the baseline and the best,
+    and the ``compare`` pairs); the metrics that do not change with the budget;
+    the oracle ceiling; latency; and, when the run has replays, their prompt-cache economics
     (``replay``: per profile in ``cache_profiles``, name -> profile in config
     order, and per ``static_prefix_tokens``; see replay.py)."""
     ordered = order_records(records, specs, budgets)
-    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in ordered:
-        by_cell.setdefault((r["spec"], str(r["budget"])), []).append(r)
-    stability = _turn_stability(ordered)
-    groups = []
-    for spec in specs:
-        for budget in budgets:
-            cells = by_cell.get((spec, str(budget)), [])
-            conversations = stability.get((spec, str(budget)), {})
-            passed = [c for c in cells if c["metrics"].get("expectation_pass") is not None]
-            groups.append(
-                {
-                    "spec": spec,
-                    "label": labels[spec],
-                    "budget": budget,
-                    "cells": len(cells),
-                    "metrics": {
-                        m: mean_ci(_values(cells, m), resamples, confidence, seed) for m in METRICS
-                    },
-                    "prefix_stability": mean_ci(
-                        _conversation_means(conversations, 0), resamples, confidence, seed
-                    ),
-                    "prefix_stability_tokens": mean_ci(
-                        _conversation_means(conversations, 1), resamples, confidence, seed
-                    ),
-                    "hard_invariants": {
-                        **{
-                            h: int(sum(c["metrics"].get(h, 0) for c in cells))
-                            for h in HARD_INVARIANTS
-                        },
-                        # cells an external packer failed (TIMEOUT, CRASH, ...)
-                        "cell_failures": sum(c.get("status", "ok") != "ok" for c in cells),
-                    },
-                    "expectations": {
-                        "passed": sum(c["metrics"]["expectation_pass"] == 1.0 for c in passed),
-                        "total": len(passed),
-                    },
-                }
-            )
+    frame = cells_frame(
+        ordered, specs=specs, labels=labels, budgets=budgets, breakdown_tags=breakdown_tags
+    )
+    stats = Stats(resamples, confidence, seed)
+    groups = aggregate.groups(frame, labels, METRICS, stats)
+    replay = build_replay(
+        ordered,
+        specs=specs,
+        labels=labels,
+        budgets=budgets,
+        profiles=cache_profiles or {},
+        static_prefix_tokens=static_prefix_tokens,
+        stats=stats.mean,
+    )
+    best = best_specs(groups, budgets)
+    paired_metrics = [m for m in PAIRED if m in frame]
     comparisons = []
-    for spec in specs:
-        if spec == baseline:
-            continue
-        for budget in budgets:
-            base = {c["key"].split("|")[0]: c for c in by_cell.get((baseline, str(budget)), [])}
-            mine = {c["key"].split("|")[0]: c for c in by_cell.get((spec, str(budget)), [])}
-            for metric in PAIRED:
-                pairs = [
-                    (mine[k]["metrics"][metric], base[k]["metrics"][metric])
-                    for k in sorted(mine.keys() & base.keys())
-                    if mine[k]["metrics"].get(metric) is not None
-                    and base[k]["metrics"].get(metric) is not None
-                ]
-                if pairs:
-                    a, b = (np.array(x, dtype=np.float64) for x in zip(*pairs, strict=True))
-                    comparisons.append(
-                        {
-                            "spec": spec,
-                            "label": labels[spec],
-                            "budget": budget,
-                            "metric": metric,
-                            **(paired(a, b, resamples, confidence, seed) or {}),
-                        }
-                    )
-    breakdown = []
-    tags = sorted({t for r in ordered for t in r["tags"] if t.startswith(tuple(breakdown_tags))})
-    for tag in tags if breakdown_tags else []:
-        for spec in specs:
-            for budget in budgets:
-                cells = [c for c in by_cell.get((spec, str(budget)), []) if tag in c["tags"]]
-                if cells:
-                    breakdown.append(
-                        {
-                            "tag": tag,
-                            "spec": spec,
-                            "label": labels[spec],
-                            "budget": budget,
-                            "cells": len(cells),
-                            "evidence_recall": mean_ci(
-                                _values(cells, "evidence_recall"), resamples, confidence, seed
-                            ),
-                            "evidence_hit": mean_ci(
-                                _values(cells, "evidence_hit"), resamples, confidence, seed
-                            ),
-                        }
-                    )
+    for budget in budgets:
+        pairs = [(s, baseline, "baseline") for s in specs if s != baseline]
+        if str(budget) in best:
+            pairs += [(s, best[str(budget)], "best") for s in specs if s != best[str(budget)]]
+        pairs += [(a, b, "config") for a, b in compare]
+        comparisons += aggregate.compare(
+            frame, _unique_pairs(pairs), budget, paired_metrics, labels, stats
+        )
+
+    def one_pair(a: str, b: str, metric: str, budget: Any) -> dict[str, Any] | None:
+        rows = aggregate.compare(frame, [(a, b, "verdict")], budget, [metric], labels, stats)
+        return rows[0] if rows else None
+
+    verdict = verdicts(groups, budgets=budgets, baseline=baseline, paired=one_pair, replay=replay)
     failures = [{"key": r["key"], "failures": r["failures"]} for r in ordered if r["failures"]]
     latency = {
         labels[s]: {
@@ -237,25 +136,30 @@ def build_report(
             "cells": len(ordered),
             "strategies": [{"spec": s, "label": labels[s]} for s in specs],
             "budgets": list(budgets),
+            "verdict": verdict,
+            "budget_invariant": aggregate.budget_invariant(frame, budgets),
             "groups": groups,
             "paired": comparisons,
             "expectation_failures": failures,
-            "breakdown": breakdown,
+            "breakdown_tags": list(breakdown_tags),
+            "breakdown": aggregate.breakdown(frame, breakdown_tags, labels, stats),
             "run": {**dict(run), "latency": latency},
         }
-    )
-    replay = build_replay(
-        ordered,
-        specs=specs,
-        labels=labels,
-        budgets=budgets,
-        profiles=cache_profiles or {},
-        static_prefix_tokens=static_prefix_tokens,
-        stats=lambda values: mean_ci(values, resamples, confidence, seed),
     )
     if replay is not None:
         summary["replay"] = replay
     return summary
+
+
+def _unique_pairs(pairs: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Each unordered pair once, the first time it is named."""
+    seen: set[frozenset[str]] = set()
+    out = []
+    for a, b, why in pairs:
+        if frozenset((a, b)) not in seen:
+            seen.add(frozenset((a, b)))
+            out.append((a, b, why))
+    return out
 
 
 @dataclass(frozen=True)

@@ -3,116 +3,63 @@
 * :func:`recall_vs_budget`: mean evidence recall against the token budget, per
   strategy, with its bootstrap band and the oracle ceiling;
 * :func:`recall_vs_stability`: the trade-off between evidence recall and prefix
-  stability at each scenario's own budget;
+  stability, one panel per budget of the run;
 * :func:`latency`: the distribution of per-cell packing latency per strategy.
 
-Figures are drawn with matplotlib's Agg canvas on a private :class:`Figure` (no
-pyplot state) under matplotlib's default style, so a user's ``matplotlibrc``
-does not leak in, and saved without the ``Software`` metadata: the same report
-gives the same bytes for a given matplotlib version.
+Each is drawn by a ``*_figure`` function returning the matplotlib Figure (the
+tests measure its text) and saved by a thin wrapper. plot_base.py has the style
+and the legend, colours.py the colour of each strategy label. Strategies with
+identical results share one legend entry (``bm25 = hybrid(...)``) and are drawn
+one over another, the lower wider, so every colour stays visible.
 """
 
 from __future__ import annotations
 
 import inspect
-import io
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ctxpack.evals.report.model import ReportContext
+from ctxpack.evals.report.plot_base import (
+    concentric,
+    concentric_key,
+    draw_lines,
+    empty,
+    figure,
+    identical,
+    legend_below,
+    numeric,
+    png,
+    run_colours,
+    stacked_key,
+    style,
+    tex,
+    text_width,
+    within,
+    wrap,
+)
 from ctxpack.evals.run.config import SCENARIO_BUDGET
 
-__all__ = ["PLOTS", "latency", "recall_vs_budget", "recall_vs_stability", "strategy_colours"]
+__all__ = [
+    "PLOTS",
+    "latency",
+    "latency_figure",
+    "recall_vs_budget",
+    "recall_vs_budget_figure",
+    "recall_vs_stability",
+    "recall_vs_stability_figure",
+    "strategy_colours",
+]
 
-_DPI: Final = 110
 # Latencies are rounded to 0.001 ms; a 0 would vanish on the log axis.
 _MIN_MS: Final = 0.001
-
-
-@contextmanager
-def _style() -> Iterator[None]:
-    """matplotlib's default style (ignoring any matplotlibrc) plus a few tweaks."""
-    import matplotlib as mpl
-    import matplotlib.style
-
-    with (
-        mpl.style.context("default"),
-        mpl.rc_context(
-            {
-                "axes.grid": True,
-                "grid.alpha": 0.3,
-                "axes.spines.top": False,
-                "axes.spines.right": False,
-                "axes.titlesize": 13,
-                "axes.titleweight": "bold",
-                "axes.labelsize": 11,
-                "legend.fontsize": 9,
-                "legend.framealpha": 0.9,
-            }
-        ),
-    ):
-        yield
-
-
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
-    return buf.getvalue()
-
-
-def _colours(ctx: ReportContext) -> dict[str, Any]:
-    """One colour per strategy label, stable across the three plots."""
-    from matplotlib import colormaps
-
-    labels = [s["label"] for s in ctx.summary["strategies"]]
-    cmap = colormaps["tab10" if len(labels) <= 10 else "tab20"]
-    return {label: cmap(i % cmap.N) for i, label in enumerate(labels)}
-
-
-def _horizontal(ax: Any) -> dict[str, Any]:
-    """Horizontal boxes: ``orientation`` since matplotlib 3.10, ``vert`` before."""
-    if "orientation" in inspect.signature(ax.boxplot).parameters:
-        return {"orientation": "horizontal"}
-    return {"vert": False}
-
-
-def _tex(label: str) -> str:
-    """A label as literal text: matplotlib reads ``$...$`` as mathtext."""
-    return label.replace("$", r"\$")
+# Lines closer than this (in recall) are drawn stacked where they run together.
+_CLOSE: Final = 0.01
 
 
 def strategy_colours(ctx: ReportContext) -> dict[str, str]:
     """The plots' colour of each strategy label, as ``#rrggbb`` (for the HTML report)."""
-    from matplotlib.colors import to_hex
-
-    return {label: str(to_hex(c)) for label, c in _colours(ctx).items()}
-
-
-def _empty(ax: Any, message: str) -> None:
-    ax.text(
-        0.5,
-        0.5,
-        message,
-        ha="center",
-        va="center",
-        transform=ax.transAxes,
-        fontsize=12,
-        color="0.35",
-    )
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
-    ax.set_frame_on(False)
+    return run_colours(ctx)
 
 
 def _groups(ctx: ReportContext) -> Sequence[Mapping[str, Any]]:
@@ -120,170 +67,218 @@ def _groups(ctx: ReportContext) -> Sequence[Mapping[str, Any]]:
     return groups
 
 
-def _numeric(budget: Any) -> bool:
-    return isinstance(budget, int | float) and not isinstance(budget, bool)
+def _conf(ctx: ReportContext) -> int:
+    return round(float(ctx.summary.get("confidence", 0.95)) * 100)
 
 
-def recall_vs_budget(ctx: ReportContext) -> bytes:
+def _recall(g: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    stat: Mapping[str, Any] | None = (g.get("metrics") or {}).get("evidence_recall")
+    return stat
+
+
+def recall_vs_budget_figure(ctx: ReportContext) -> Any:
     """Mean evidence recall (y) against the token budget (x, log2 scale, numeric
     budgets only) for each strategy, a shaded band from the low to the high end
     of its bootstrap interval, and the oracle ceiling (the best evidence recall
     any pack within the budget could reach) as a dashed black line."""
-    colours = _colours(ctx)
-    conf = round(float(ctx.summary.get("confidence", 0.95)) * 100)
-    budgets = sorted({g["budget"] for g in _groups(ctx) if _numeric(g["budget"])})
-    with _style():
-        fig = _figure(9.0, 5.4)
+    colours = run_colours(ctx)
+    budgets = sorted({g["budget"] for g in _groups(ctx) if numeric(g["budget"])})
+    series: dict[str, list[tuple[Any, Mapping[str, Any]]]] = {}
+    for strategy in ctx.summary["strategies"]:
+        points = sorted(
+            ((g["budget"], stat) for g in _groups(ctx) if g["spec"] == strategy["spec"]
+             and numeric(g["budget"]) and (stat := _recall(g))),
+            key=lambda p: p[0],
+        )  # fmt: skip
+        if points:
+            series[strategy["label"]] = points
+    means = {label: [(b, float(s["mean"])) for b, s in pts] for label, pts in series.items()}
+    with style():
+        fig = figure(9.0, 5.0)
         ax = fig.add_subplot()
         ax.set_title("Evidence recall vs token budget")
-        drawn = False
-        for strategy in ctx.summary["strategies"]:
-            label = strategy["label"]
-            points = [
-                (g["budget"], g["metrics"]["evidence_recall"])
-                for g in _groups(ctx)
-                if g["spec"] == strategy["spec"]
-                and _numeric(g["budget"])
-                and g["metrics"].get("evidence_recall")
-            ]
-            if not points:
-                continue
-            points.sort(key=lambda p: p[0])
-            xs = [p[0] for p in points]
-            colour = colours[label]
-            ax.plot(
-                xs,
-                [p[1]["mean"] for p in points],
-                marker="o",
-                markersize=4,
-                linewidth=1.8,
-                color=colour,
-                label=_tex(label),
-            )
-            ax.fill_between(
-                xs,
-                [p[1]["low"] for p in points],
-                [p[1]["high"] for p in points],
-                color=colour,
-                alpha=0.12,
-                linewidth=0,
-            )
-            drawn = True
-        oracle: dict[Any, float] = {}
-        for g in _groups(ctx):
-            stat = g["metrics"].get("oracle_recall")
-            if _numeric(g["budget"]) and stat and g["budget"] not in oracle:
-                oracle[g["budget"]] = stat["mean"]
-        if oracle:
-            xs = sorted(oracle)
-            ax.plot(
-                xs,
-                [oracle[x] for x in xs],
-                linestyle="--",
-                color="black",
-                linewidth=1.4,
-                label="oracle ceiling",
-            )
-        if not drawn:
-            _empty(
+        if not series:
+            empty(
                 ax,
                 "no numeric budgets in this run (only each scenario's own budget)"
                 if not budgets
                 else "no evidence recall at the numeric budgets\n(no scenario has gold evidence)",
             )
-            return _png(fig)
+            return fig
+        draw_lines(ax, means, colours, lambda a, b: abs(a - b) <= _CLOSE)
+        entries: list[tuple[Any, str]] = []
+        for same in identical({label: tuple(m) for label, m in means.items()}):
+            ax.fill_between(
+                [b for b, _ in series[same[0]]],
+                [s["low"] for _, s in series[same[0]]],
+                [s["high"] for _, s in series[same[0]]],
+                color=colours[same[0]],
+                alpha=0.12,
+                linewidth=0,
+            )
+            entries.append((stacked_key([colours[label] for label in same]), " = ".join(same)))
+        oracle: dict[Any, float] = {}
+        for g in _groups(ctx):
+            stat = (g.get("metrics") or {}).get("oracle_recall")
+            if numeric(g["budget"]) and stat and g["budget"] not in oracle:
+                oracle[g["budget"]] = stat["mean"]
+        if oracle:
+            xs = sorted(oracle)
+            (line,) = ax.plot(
+                xs, [oracle[x] for x in xs], linestyle="--", color="black", linewidth=1.4
+            )
+            entries.append((line, "oracle ceiling"))
         ax.set_xscale("log", base=2)
         ax.set_xticks(budgets, [str(b) for b in budgets])
         ax.minorticks_off()
         ax.set_ylim(-0.02, 1.05)
         ax.set_xlabel("budget (tokens, log2 scale)")
-        ax.set_ylabel(f"mean evidence recall ({conf}% bootstrap band)")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-        return _png(fig)
+        ax.set_ylabel(f"mean evidence recall ({_conf(ctx)}% bootstrap band)")
+        legend_below(fig, entries, handle_em=3.0)
+        return fig
 
 
-def recall_vs_stability(ctx: ReportContext) -> bytes:
-    """At each scenario's own budget, every strategy as one labelled point: mean
-    prefix stability across conversation turns (x) against mean evidence recall
-    (y), with both bootstrap intervals as error bars. Strategies whose stability
-    is unknown (no multi-turn scenario) are left out; strategies that land on the
-    same point share one label."""
-    colours = _colours(ctx)
-    conf = round(float(ctx.summary.get("confidence", 0.95)) * 100)
-    points: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = []
+def _panels(ctx: ReportContext) -> list[Any]:
+    """The run's budgets: numeric ones ascending, then each scenario's own."""
+    seen = list(dict.fromkeys(g["budget"] for g in _groups(ctx)))
+    return sorted(b for b in seen if numeric(b)) + [b for b in seen if not numeric(b)]
+
+
+def recall_vs_stability_figure(ctx: ReportContext) -> Any:
+    """One panel per budget of the run: every strategy as a point of mean prefix
+    stability across conversation turns (x) and mean evidence recall (y), with
+    both bootstrap intervals as error bars. Strategies whose stability is unknown
+    (no multi-turn scenario) are left out, and a panel without any says why.
+    Points on one spot are concentric dots; strategies on the same spot in every
+    panel share a legend entry, and a panel's title names the others it has."""
+    colours = run_colours(ctx)
+    budgets = _panels(ctx) or [SCENARIO_BUDGET]
+    points: dict[Any, dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+    for b in budgets:
+        points[b] = {}
     for g in _groups(ctx):
-        if g["budget"] != SCENARIO_BUDGET:
-            continue
-        stab, recall = g.get("prefix_stability"), g["metrics"].get("evidence_recall")
+        stab, recall = g.get("prefix_stability"), _recall(g)
         if stab and recall:
-            points.append((g["label"], stab, recall))
-    with _style():
-        fig = _figure(8.0, 5.8)
-        ax = fig.add_subplot()
-        ax.set_title("Evidence recall vs prefix stability (each scenario's own budget)")
-        if not points:
-            _empty(
-                ax,
-                "no strategy has both evidence recall and prefix stability\n"
-                "at each scenario's own budget (prefix stability needs "
-                "multi-turn scenarios)",
+            points[g["budget"]][g["label"]] = (stab, recall)
+    labels = [
+        s["label"]
+        for s in ctx.summary["strategies"]
+        if any(s["label"] in p for p in points.values())
+    ]
+
+    def spot(label: str, b: Any) -> tuple[float, float] | None:
+        if label not in points[b]:
+            return None
+        stab, recall = points[b][label]
+        return round(stab["mean"], 6), round(recall["mean"], 6)
+
+    merged = identical({label: tuple(spot(label, b) for b in budgets) for label in labels})
+    entry = {label: i for i, same in enumerate(merged, 1) for label in same}
+    notes = {b: _shared(points[b], spot, b, entry) for b in budgets}
+    numbered = any(notes.values())
+    ncols = 2 if len(budgets) in (2, 4) else min(3, len(budgets))
+    nrows = -(-len(budgets) // ncols)
+    with style():
+        fig = figure(3.5 * ncols + 0.6, 3.1 * nrows + 0.7)
+        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax in axes[len(budgets) :]:
+            ax.remove()
+        fig.suptitle("Evidence recall vs prefix stability", fontsize=13, fontweight="bold")
+        width, room = text_width(fig, 11, "bold"), fig.get_figwidth() / ncols - 0.5
+        for ax, b in zip(axes, budgets, strict=False):
+            title = "each scenario's own budget" if b == SCENARIO_BUDGET else f"budget {b}"
+            if notes[b]:
+                title += "\n" + "\n".join(wrap(notes[b], lambda s: width(s) <= room, ""))
+            ax.set_title(tex(title), fontsize=11)
+            if not points[b]:
+                empty(
+                    ax,
+                    "no strategy has both evidence\nrecall and prefix stability here\n"
+                    "(prefix stability needs\nmulti-turn scenarios)",
+                )
+                continue
+            _stability_panel(ax, points[b], spot, b, colours)
+        conf = _conf(ctx)
+        for i, ax in enumerate(axes[: len(budgets)]):
+            if i + ncols >= len(budgets):  # nothing below it
+                ax.set_xlabel(f"mean prefix stability ({conf}% interval)")
+            if i % ncols == 0:
+                ax.set_ylabel(f"mean evidence recall ({conf}% interval)")
+        entries = [
+            (
+                concentric_key([colours[label] for label in same], 7),
+                (f"{i}  " if numbered else "") + " = ".join(same),
             )
-            return _png(fig)
-        shared: dict[tuple[float, float], list[str]] = {}
-        for label, stab, recall in points:
-            x, y = stab["mean"], recall["mean"]
-            ax.errorbar(
-                x,
-                y,
-                xerr=[[x - stab["low"]], [stab["high"] - x]],
-                yerr=[[y - recall["low"]], [recall["high"] - y]],
-                fmt="none",
-                ecolor=colours[label],
-                elinewidth=1,
-                alpha=0.4,
-                capsize=3,
-            )
-            ax.plot(x, y, "o", markersize=9, color=colours[label], label=_tex(label), zorder=3)
-            shared.setdefault((round(x, 6), round(y, 6)), []).append(label)
-        for (x, y), labels in shared.items():
-            ax.annotate(
-                "\n".join(map(_tex, labels)),
-                (x, y),
-                xytext=(8, 6),
-                textcoords="offset points",
-                fontsize=9,
-                zorder=4,
-                bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "0.8", "alpha": 0.9},
-            )
-        ax.set_xlim(-0.05, 1.1)
-        ax.set_ylim(-0.05, 1.08)
-        ax.set_xlabel(f"mean prefix stability across turns ({conf}% interval)")
-        ax.set_ylabel(f"mean evidence recall ({conf}% interval)")
-        ax.legend(loc="lower right")
-        return _png(fig)
+            for i, same in enumerate(merged, 1)
+        ]
+        legend_below(fig, entries, indent="    " if numbered else "  ")
+        return fig
 
 
-def latency(ctx: ReportContext) -> bytes:
+def _shared(here: Mapping[str, Any], spot: Any, b: Any, entry: Mapping[str, int]) -> str:
+    """``same point: 2 = 3; 4 = 6``: legend entries sharing a spot in this panel."""
+    spots: dict[Any, list[int]] = {}
+    for label in here:
+        numbers = spots.setdefault(spot(label, b), [])
+        if entry[label] not in numbers:
+            numbers.append(entry[label])
+    shared = ["\u2009=\u2009".join(map(str, sorted(n))) for n in spots.values() if len(n) > 1]
+    return "same point: " + "; ".join(sorted(shared)) if shared else ""
+
+
+def _stability_panel(
+    ax: Any,
+    here: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]],
+    spot: Any,
+    b: Any,
+    colours: Mapping[str, str],
+) -> None:
+    spots: dict[Any, list[str]] = {}
+    for label, (stab, recall) in here.items():
+        x, y = stab["mean"], recall["mean"]
+        ax.errorbar(
+            x,
+            y,
+            xerr=[[x - stab["low"]], [stab["high"] - x]],
+            yerr=[[y - recall["low"]], [recall["high"] - y]],
+            fmt="none",
+            ecolor=colours[label],
+            elinewidth=1,
+            alpha=0.35,
+            capsize=2,
+        )
+        spots.setdefault(spot(label, b), []).append(label)
+    for (x, y), labels in spots.items():
+        concentric(ax, x, y, [colours[label] for label in labels], 7)
+    ax.set_xlim(-0.05, 1.08)
+    ax.set_ylim(-0.05, 1.08)
+
+
+def latency_figure(ctx: ReportContext) -> Any:
     """The distribution of per-cell packing latency (``latency_ms`` of every
     record, all budgets) as one horizontal box plot per strategy on a log scale:
     the box spans the quartiles, the line is the median, the whiskers reach
-    1.5 IQR and the dots are outliers. Latency differs from run to run."""
+    1.5 IQR and the dots are outliers. Latency differs from run to run. Long
+    labels wrap, so they take at most a third of the width."""
     labels = {s["spec"]: s["label"] for s in ctx.summary["strategies"]}
-    colours = _colours(ctx)
+    colours = run_colours(ctx)
     data: dict[str, list[float]] = {spec: [] for spec in labels}
     for r in ctx.records:
         if r["spec"] in data and r.get("latency_ms") is not None:
             data[r["spec"]].append(max(float(r["latency_ms"]), _MIN_MS))
     rows = [(labels[spec], values) for spec, values in data.items() if values]
-    height = max(3.2, 1.4 + 0.5 * len(rows))
-    with _style():
-        fig = _figure(9.0, height)
+    rows.reverse()  # the first strategy on top
+    with style():
+        fig = figure(9.0, 3.2)
         ax = fig.add_subplot()
         ax.set_title("Packing latency per cell")
         if not rows:
-            _empty(ax, "no latency recorded")
-            return _png(fig)
-        rows.reverse()  # the first strategy on top
+            empty(ax, "no latency recorded")
+            return fig
+        fits = within(text_width(fig, 10), 3.0)
+        ticks = [_tick(wrap(label, fits, indent=""), f"(n={len(v)})", fits) for label, v in rows]
+        # room for each row's lines (0.19 in each at 10 pt) and the box between
+        fig.set_figheight(1.3 + sum(max(0.45, 0.19 * t.count("\n") + 0.36) for t in ticks))
         box = ax.boxplot(
             [values for _, values in rows],
             **_horizontal(ax),
@@ -295,13 +290,41 @@ def latency(ctx: ReportContext) -> bytes:
         for patch, (label, _) in zip(box["boxes"], rows, strict=True):
             patch.set_facecolor(colours[label])
             patch.set_alpha(0.55)
-        ax.set_yticks(
-            range(1, len(rows) + 1), [f"{_tex(label)}  (n={len(v)})" for label, v in rows]
-        )
+        ax.set_yticks(range(1, len(rows) + 1), [tex(t) for t in ticks])
         ax.set_xscale("log")
         ax.set_xlabel("latency per cell (ms, log scale)")
         ax.grid(False, axis="y")
-        return _png(fig)
+        return fig
+
+
+def _tick(lines: list[str], count: str, fits: Any) -> str:
+    """A latency row's label: the strategy's lines, then its count of cells,
+    on the last line if it fits there."""
+    if fits(f"{lines[-1]}  {count}"):
+        return "\n".join([*lines[:-1], f"{lines[-1]}  {count}"])
+    return "\n".join([*lines, count])
+
+
+def _horizontal(ax: Any) -> dict[str, Any]:
+    """Horizontal boxes: ``orientation`` since matplotlib 3.10, ``vert`` before."""
+    if "orientation" in inspect.signature(ax.boxplot).parameters:
+        return {"orientation": "horizontal"}
+    return {"vert": False}
+
+
+def recall_vs_budget(ctx: ReportContext) -> bytes:
+    """``recall_vs_budget.png`` (see :func:`recall_vs_budget_figure`)."""
+    return png(recall_vs_budget_figure(ctx))
+
+
+def recall_vs_stability(ctx: ReportContext) -> bytes:
+    """``recall_vs_stability.png`` (see :func:`recall_vs_stability_figure`)."""
+    return png(recall_vs_stability_figure(ctx))
+
+
+def latency(ctx: ReportContext) -> bytes:
+    """``latency.png`` (see :func:`latency_figure`)."""
+    return png(latency_figure(ctx))
 
 
 # Plot renderers by output file name (registered in ``renderers.RENDERERS``).

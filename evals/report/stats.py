@@ -1,9 +1,17 @@
-"""The report's statistics: a mean with its percentile-bootstrap confidence
-interval, and the paired difference of two strategies with its Wilcoxon
-signed-rank p-value.
+"""The report's statistics, at two units (docs/metrics.md, "Statistics"):
 
-Pure functions of numpy arrays (scipy is imported on first use); the report
-model (model.py) and the tuner (evals/tune.py) both use them.
+- per cell: a mean with its percentile-bootstrap confidence interval
+  (:func:`mean_ci`), and the paired difference of two strategies with its
+  Wilcoxon signed-rank p-value (:func:`paired`);
+- per cluster, when cells cluster (the turns of one conversation are not
+  independent): the same mean with a cluster-bootstrap interval, resampling
+  whole clusters (:func:`cluster_ci`), and the paired difference with a
+  sign-flip permutation test on the clusters' mean differences
+  (:func:`cluster_paired`). With k clusters the exact test cannot go below
+  2 / 2**k (0.0625 for 5 conversations), however many cells they hold.
+
+Pure functions of numpy arrays (scipy.stats is imported on first use); the
+report model (model.py) and the tuner (evals/tune.py) use them.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["mean_ci", "paired"]
+__all__ = ["cluster_ci", "cluster_paired", "clustered", "mean_ci", "paired"]
 
 
 def mean_ci(
@@ -58,4 +66,86 @@ def paired(
         from scipy.stats import wilcoxon
 
         out["p_value"] = float(wilcoxon(diff, zero_method="wilcox").pvalue)
+    return out
+
+
+def clustered(clusters: np.ndarray) -> bool:
+    """Whether cells cluster: some cluster holds more than one of them."""
+    return len(np.unique(clusters)) < len(clusters)
+
+
+def cluster_ci(
+    values: np.ndarray, clusters: np.ndarray, resamples: int, confidence: float, seed: int
+) -> dict[str, Any] | None:
+    """The mean over cells with a cluster-bootstrap percentile interval: each
+    resample draws whole clusters with replacement, and its statistic is the
+    mean over the cells of the clusters drawn (scipy.stats.bootstrap on the
+    clusters' sums and sizes, paired). ``n`` counts cells, ``clusters`` clusters."""
+    if not len(values):
+        return None
+    _, inverse = np.unique(clusters, return_inverse=True)
+    sums = np.bincount(inverse, weights=values)
+    sizes = np.bincount(inverse).astype(np.float64)
+    mean = float(values.mean())
+    out = {"mean": mean, "low": mean, "high": mean, "n": len(values), "clusters": len(sums)}
+    means = sums / sizes
+    if len(sums) < 2 or float(means.min()) == float(means.max()):
+        return out
+    from scipy.stats import bootstrap
+
+    def ratio(s: np.ndarray, n: np.ndarray, axis: int = -1) -> np.ndarray:
+        result: np.ndarray = s.sum(axis=axis) / n.sum(axis=axis)
+        return result
+
+    res = bootstrap(
+        (sums, sizes),
+        ratio,
+        paired=True,
+        vectorized=True,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    )
+    out["low"] = float(res.confidence_interval.low)
+    out["high"] = float(res.confidence_interval.high)
+    return out
+
+
+def cluster_paired(
+    a: np.ndarray,
+    b: np.ndarray,
+    clusters: np.ndarray,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, Any] | None:
+    """Mean difference a - b over paired cells with its cluster-bootstrap
+    interval (:func:`cluster_ci`), and the two-sided p-value of a sign-flip
+    permutation test on the clusters' mean differences (scipy.stats.
+    permutation_test: under no difference, each cluster's mean difference is
+    as likely negated; exact when 2**clusters <= ``resamples``, else
+    ``resamples`` random sign flips; 1.0 when every difference is 0)."""
+    if not len(a):
+        return None
+    diff = a - b
+    out = cluster_ci(diff, clusters, resamples, confidence, seed)
+    assert out is not None
+    _, inverse = np.unique(clusters, return_inverse=True)
+    means = np.bincount(inverse, weights=diff) / np.bincount(inverse)
+    if len(means) < 2 or np.all(means == 0):  # one cluster: negating it is no test
+        out["p_value"] = 1.0
+        return out
+    from scipy.stats import permutation_test
+
+    res = permutation_test(
+        (means,),
+        np.mean,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=resamples,
+        alternative="two-sided",
+        random_state=np.random.default_rng(seed),
+    )
+    out["p_value"] = float(res.pvalue)
     return out

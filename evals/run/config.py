@@ -42,6 +42,9 @@ class EvalConfig:
     # each static prefix size in front of the pack.
     cache_profiles: Mapping[str, Profile] = field(default_factory=dict)
     static_prefix_tokens: tuple[int, ...] = (0,)
+    # Pairs of specs (canonical) the report compares cell by cell, beside the
+    # default pairs (each spec against the baseline and against the best spec).
+    compare: tuple[tuple[str, str], ...] = ()
 
     def strategy(self, spec: str) -> PackSpec:
         return parse_pack_spec(spec)
@@ -105,6 +108,13 @@ def load_config(path: Path) -> EvalConfig:
                 found=data["baseline_strategy"],
             )
         baseline = wanted
+    compare = tuple(
+        (_resolve(a, specs, lines, f"/compare/{i}/0"), _resolve(b, specs, lines, f"/compare/{i}/1"))
+        for i, (a, b) in enumerate(data.get("compare", []))
+    )
+    for i, (a, b) in enumerate(compare):
+        if a == b:
+            raise lines.error(f"/compare/{i}", f"compares {a} with itself")
     boot = data.get("bootstrap", {})
     cache = data.get("cache", {})
     return EvalConfig(
@@ -121,7 +131,28 @@ def load_config(path: Path) -> EvalConfig:
         breakdown_tags=tuple(data.get("breakdown_tags", [])),
         cache_profiles=_cache_profiles(cache, lines),
         static_prefix_tokens=tuple(cache.get("static_prefix_tokens", [0])),
+        compare=compare,
     )
+
+
+def _resolve(ref: str, specs: list[str], lines: LineMap, where: str) -> str:
+    """A ``compare`` entry's strategy: a configured spec as written, in its
+    canonical form, or by its label."""
+    by_label = {parse_pack_spec(s).label(): s for s in specs}
+    if ref in by_label:
+        return by_label[ref]
+    try:
+        spec = parse_pack_spec(ref, where).spec_string()
+    except InputError:
+        spec = ""
+    if spec not in specs:
+        raise lines.error(
+            where,
+            "not one of the configured strategies",
+            expected=" | ".join(by_label),
+            found=ref,
+        )
+    return spec
 
 
 def _cache_profiles(cache: Mapping[str, Any], lines: LineMap) -> dict[str, Profile]:

@@ -45,7 +45,7 @@ def validate_summary(summary: Any) -> list[str]:
 def _require_extra() -> None:
     """Checked before any work: a missing plotting library must not surface only
     after the whole grid has run."""
-    for module in ("scipy", "tqdm", "matplotlib"):
+    for module in ("scipy", "tqdm", "matplotlib", "pandas"):
         require(module, "eval", "ctxpack eval")
 
 
@@ -194,6 +194,7 @@ def _write_reports(
         breakdown_tags=config.breakdown_tags,
         cache_profiles=config.cache_profiles,
         static_prefix_tokens=config.static_prefix_tokens,
+        compare=config.compare,
     )
     errors = validate_summary(summary)
     if errors:  # a bug, not bad input: never write a summary that breaks its contract

@@ -34,6 +34,7 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
+from ctxpack.evals.run.replay import PACK
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps, loads
 from ctxpack.packer.pipeline import PackResult
@@ -46,8 +47,10 @@ __all__ = [
     "ExternalPacker",
     "Failure",
     "external_packer",
+    "failed_cell",
     "judged",
     "parse_packer",
+    "traced",
 ]
 
 Failure = Literal["TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC"]
@@ -218,6 +221,31 @@ def _close_all() -> None:
         packer.close()
 
 
+def failed_cell(
+    record: Mapping[str, Any], failure: str, error: object, latency_s: float
+) -> dict[str, Any]:
+    """The record of a cell the external packer failed (``TIMEOUT``, ``CRASH``,
+    ...): no pack and no metrics, the failure and its message kept."""
+    return {
+        **record,
+        "status": failure,
+        "error": str(error),
+        "mode": None,
+        "selected": [],
+        "failures": [],
+        "metrics": {},
+        "latency_ms": round(latency_s * 1000, 3),
+        PACK: [],
+    }
+
+
+def traced(pack: Mapping[str, Any]) -> bool:
+    """Whether an external pack carries ctxpack's own trace (then :func:`judged`
+    reads every candidate's decision from it exactly)."""
+    trace = pack.get("trace")
+    return isinstance(trace, Mapping) and trace.get("schema") == TRACE_SCHEMA_ID
+
+
 def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
     """The reference result with an external pack's selection: the fresh tail,
     anchors and budget stay ctxpack's definitions (so the metrics judge the
@@ -230,7 +258,7 @@ def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
     trace = pack.get("trace")
     outcome = np.full(len(items), O_BUDGET, dtype=np.int8)
     rank = np.zeros(len(items), dtype=np.int64)
-    if isinstance(trace, Mapping) and trace.get("schema") == TRACE_SCHEMA_ID:
+    if isinstance(trace, Mapping) and traced(pack):
         for cand in trace["candidates"]:
             i = position[cand["id"]]
             outcome[i] = OUTCOMES.index(cand["decision"]["reason"][0])

@@ -21,14 +21,20 @@ from typing import Any, Final
 
 import numpy as np
 
+from ctxpack.evals.metrics.answers import Answers
 from ctxpack.evals.metrics.cache import Profile
 from ctxpack.evals.metrics.cell import Citations, cell_metrics
 from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from ctxpack.evals.run.executors import Map, executor_map
-from ctxpack.evals.run.external import external_packer, judged
+from ctxpack.evals.run.external import external_packer, failed_cell, judged, traced
 from ctxpack.evals.run.journal import RESULTS, read_results
 from ctxpack.evals.run.replay import PACK, Chains, finish, previous_pack
-from ctxpack.evals.scenarios.format import Scenario, expectation_failures, load_compiled
+from ctxpack.evals.scenarios.format import (
+    Scenario,
+    expectation_failures,
+    kept_reasons,
+    load_compiled,
+)
 from ctxpack.packer.cacheaware import CacheAware
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps
@@ -194,12 +200,12 @@ def _run_turn(
     turn = task.scenario.turns[k]
     records = []
     # Work is done at the level it depends on: the reservation (tail, anchors,
-    # candidates) and pack entries once per turn; the ranking and the metrics
-    # read from it once per spec; the oracle once per budget; the fill per cell.
+    # candidates), pack entries and the answers' ceiling once per turn; the ranking
+    # and its metrics once per spec; the oracle once per budget; the fill per cell.
     start = time.perf_counter()
     reserved = reserve(base)
     reserve_seconds = time.perf_counter() - start
-    citations = Citations()  # ctxpack's own pack entries, rendered once per item
+    citations, answers = Citations(), Answers(turn.answers, base.items)
     oracles: dict[str, float | None] = {}
     with cyclic_gc_paused():
         for configured in specs:
@@ -237,7 +243,7 @@ def _run_turn(
                 start = time.perf_counter()
                 result = decide(req, reserved, ranked)
                 latency = reserve_seconds + rank_seconds + time.perf_counter() - start
-                pack_items = None
+                pack_items, traced_here = None, True
                 pack = [(base.items.ids[i], int(base.items.tokens[i])) for i in result.order]
                 if packer is not None:
                     start = time.perf_counter()
@@ -246,21 +252,9 @@ def _run_turn(
                     )
                     latency = time.perf_counter() - start
                     if failure is not None:
-                        records.append(
-                            {
-                                **record,
-                                "status": failure,
-                                "error": str(answer),
-                                "mode": None,
-                                "selected": [],
-                                "failures": [],
-                                "metrics": {},
-                                "latency_ms": round(latency * 1000, 3),
-                                PACK: [],
-                            }
-                        )
+                        records.append(failed_cell(record, failure, answer, latency))
                         continue
-                    result = judged(result, answer)
+                    result, traced_here = judged(result, answer), traced(answer)
                     pack_items = answer["items"]
                     position = base.items.position
                     pack = [
@@ -286,6 +280,7 @@ def _run_turn(
                     pack_items=pack_items,
                     known=known,
                     citations=citations,
+                    answers=answers,
                 )
                 oracles.setdefault(str(budget), metrics["oracle_recall"])
                 if packer is None:  # an external pack's order may change with the budget
@@ -301,6 +296,8 @@ def _run_turn(
                         "mode": result.mode,
                         "selected": result.selected_ids,
                         "failures": failures or [],
+                        # the trace's reasons the report shows (from a trace only)
+                        "reasons": kept_reasons(turn, result) if traced_here else {},
                         "metrics": metrics,
                         "latency_ms": round(latency * 1000, 3),
                         PACK: pack,

@@ -67,6 +67,7 @@ def _build_turns(
             "prompt": request.get("prompt"),
             "relevant": sc.get("relevant", []),
             "expect": sc.get("expect", {}),
+            "answers": sc.get("answers", []),
         }
     ]
     turns = []
@@ -108,6 +109,8 @@ def _build_turns(
                 step.get("expect", {}),
                 t=step["t"] if replay else None,
                 probe=bool(step.get("probe", False)),
+                # a number becomes its text (2022: "2022"), as in the LoCoMo importer
+                answers=tuple(str(a) for a in step.get("answers", [])),
             )
         )
         _check_references(turns[-1], at if "turns" in sc else base, lines)

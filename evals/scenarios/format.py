@@ -2,13 +2,13 @@
 JSONL mirror, and judging a pack against a turn's expectations.
 
 A scenario file (``scenarios/*.yaml``, schema ``evals/schemas/scenarios.v1.json``)
-holds scenarios: a request without a strategy, gold ``relevant`` ids, and
-``expect``ations per strategy (or ``"*"``). A conversation scenario has ``turns``
-instead: each appends items and asks a new prompt, so prefix stability across
-turns can be measured. A replay is a conversation whose turns carry times ``t``:
-each step appends items and its prompt is its newest item's text; a ``probe``
-turn asks a question of the state reached without advancing it. A replay's
-packs are priced as one chain under prompt-cache profiles.
+holds scenarios: a request without a strategy, gold ``relevant`` ids, optional
+gold ``answers``, and ``expect``ations per strategy (or ``"*"``). A conversation
+scenario has ``turns`` instead: each appends items and asks a new prompt, so
+prefix stability across turns can be measured. A replay is a conversation whose
+turns carry times ``t``: each step appends items and its prompt is its newest
+item's text; a ``probe`` turn asks a question of the state reached without
+advancing it. A replay's packs are priced as one chain under prompt-cache profiles.
 
 :mod:`ctxpack.evals.scenarios.compile` turns the YAML sources into the mirror.
 """
@@ -34,6 +34,7 @@ __all__ = [
     "Scenario",
     "Turn",
     "expectation_failures",
+    "kept_reasons",
     "load_compiled",
     "pack_turn",
 ]
@@ -45,7 +46,8 @@ ALL: Final = "*"
 @dataclass(frozen=True)
 class Turn:
     """One packing situation: a normalised request (no strategy), the gold
-    evidence and the expectations per strategy name or ``"*"``."""
+    evidence and the expectations per strategy name or ``"*"``, and the gold
+    answers to its prompt (alternatives, any one correct; none if unknown)."""
 
     request: dict[str, Any]
     relevant: tuple[str, ...]
@@ -55,6 +57,7 @@ class Turn:
     # probe: packed and measured from the state reached, without advancing it.
     t: float | None = None
     probe: bool = False
+    answers: tuple[str, ...] = ()
 
     def expectations(self, strategy: str) -> list[Mapping[str, Any]]:
         """The expectations that apply to ``strategy``: ``"*"``'s and its own (both
@@ -108,6 +111,8 @@ class Scenario:
                 turn["t"] = t.t
             if t.probe:
                 turn["probe"] = True
+            if t.answers:  # only when given, so mirrors without answers keep their bytes
+                turn["answers"] = list(t.answers)
             turns.append(turn)
         out: dict[str, Any] = {
             "id": self.id,
@@ -147,6 +152,7 @@ class Scenario:
                     tuple(t.get("tags", ())),
                     t.get("t"),
                     t.get("probe", False),
+                    tuple(t.get("answers", ())),
                 )
             )
         return cls(
@@ -233,6 +239,24 @@ def pack_turn(turn: Turn, strategy: str | Mapping[str, Any]) -> PackResult:
     """Pack one turn's request with a strategy name or spec."""
     spec = build_strategy(strategy, {}).spec() if isinstance(strategy, str) else dict(strategy)
     return assemble(parse_request({**turn.request, "strategy": spec}))
+
+
+DRILL_ITEMS: Final = 64  # a request this small keeps every candidate's reasons
+
+
+def kept_reasons(turn: Turn, result: PackResult) -> dict[str, list[str]]:
+    """The trace's decision reasons a report's drill-down shows, by id: every
+    candidate's in a request of at most ``DRILL_ITEMS`` items, else the gold
+    evidence's and those of the ids the turn's expectations name."""
+    if len(result.items) <= DRILL_ITEMS:
+        return reasons_by_id(result)
+    named = [
+        ref
+        for exp in turn.expect.values()
+        for key in ("selected", "order", "must_include", "must_exclude", "reasons")
+        for ref in exp.get(key, ())
+    ]
+    return reasons_by_id(result, [*turn.relevant, *named])
 
 
 def expectation_failures(turn: Turn, strategy: str, result: PackResult) -> list[str]:

@@ -3,6 +3,7 @@ real development split when ../shared/data/locomo/ has it (skipped otherwise).""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import yaml
 
 from ctxpack.evals.run.evaluate import evaluate
 from ctxpack.evals.scenarios.format import load_compiled
-from ctxpack.evals.scenarios.importers.locomo import import_locomo
+from ctxpack.evals.scenarios.importers.locomo import CATEGORIES, import_locomo
 from ctxpack.packer import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,14 @@ def test_items_turns_and_evidence(tmp_path: Path) -> None:
         "Unanswerable?",
     ]
     assert [t.relevant for t in sc.turns] == [("D2:1",), ("D1:1", "D2:1"), ()]
-    assert [t.tags for t in sc.turns] == [("cat-4",), ("cat-2",), ("cat-5",)]
+    assert [t.tags for t in sc.turns] == [
+        ("category:single-hop",),
+        ("category:temporal",),
+        ("category:adversarial",),
+    ]
+    # the gold answer; none for a question without one, nor for an adversarial
+    # question's adversarial_answer (the wrong answer it baits)
+    assert [t.answers for t in sc.turns] == [("Rex",), (), ()]
     assert sc.turns[0].request["ts"] == "2:00 pm on 9 May, 2023"  # the last session's date
     assert sc.turns[0].request["budget_tokens"] == 512
     assert report == {
@@ -91,6 +99,32 @@ def test_items_turns_and_evidence(tmp_path: Path) -> None:
         "recovered": 2,
         "without_evidence": 1,
     }
+
+
+def test_answers_are_text_and_categories_are_named(tmp_path: Path) -> None:
+    sample = copy.deepcopy(SAMPLE)
+    sample[0]["qa"][1].update(answer=2022, category=9)  # a number; no such category
+    sample[0]["qa"][2]["answer"] = "No"  # two adversarial questions carry one too
+    sample[0]["qa"].append({"question": "Q?", "answer": "", "evidence": [], "category": 1})
+    sample[0]["qa"].append({"question": "Q?", "answer": None, "category": "3"})
+    (sc,), _ = import_locomo(write(tmp_path, sample))
+    assert [t.answers for t in sc.turns] == [("Rex",), ("2022",), ("No",), (), ()]
+    assert [t.tags for t in sc.turns] == [
+        ("category:single-hop",),
+        ("category:unknown",),
+        ("category:adversarial",),
+        ("category:multi-hop",),
+        ("category:unknown",),
+    ]
+    assert {f"category:{name}" for name in CATEGORIES.values()} == {
+        "category:multi-hop",
+        "category:temporal",
+        "category:open-domain",
+        "category:single-hop",
+        "category:adversarial",
+    }
+    (replay,), _ = import_locomo(write(tmp_path, sample), replay=True)
+    assert [t.answers for t in replay.turns if t.probe] == [t.answers for t in sc.turns]
 
 
 def test_bad_files_are_one_clear_error(tmp_path: Path) -> None:
@@ -167,13 +201,14 @@ def test_locomo_config_end_to_end_on_one_conversation(tmp_path: Path) -> None:
     )
     summary = json.loads((run / "summary.json").read_text())
     assert summary["cells"] == len(scenarios[0].turns) * 6 * 5
-    assert {b["tag"] for b in summary["breakdown"]} >= {"cat-1", "cat-2", "cat-4"}
+    tags = {b["tag"].removeprefix("category:") for b in summary["breakdown"]}
+    assert tags >= {"multi-hop", "temporal", "single-hop"}
     assert all(sum(g["hard_invariants"].values()) == 0 for g in summary["groups"])
     recall = {
         (g["label"], g["budget"]): g["metrics"]["evidence_recall"]["mean"]
         for g in summary["groups"]
     }
     assert recall[("bm25", 1024)] > recall[("chronological", 1024)]
-    assert "Evidence recall by tag" in (run / "summary.md").read_text()
+    assert "Evidence recall by category" in (run / "summary.md").read_text()
     html = (run / "report.html").read_text()
     assert 'id="by-tag"' in html and "more turns" in html  # long conversations are capped

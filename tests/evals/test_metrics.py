@@ -1,11 +1,14 @@
-"""Metrics: hand-computed values, and nDCG/MRR cross-checked against ir-measures."""
+"""Metrics: hand-computed values, and nDCG/MRR cross-checked against ir-measures
+on packs (the evictable candidates ranked, the always-kept and trust-excluded
+gold left out)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxpack.evals.metrics.cell import (
@@ -14,9 +17,11 @@ from ctxpack.evals.metrics.cell import (
     ndcg_at,
     oracle_recall,
     pack_ranking,
+    ranked_relevant,
 )
 from ctxpack.evals.metrics.stability import kept_prefix, prefix_stability
 from ctxpack.packer import pack
+from ctxpack.packer.render import render
 
 
 def test_ndcg_and_mrr_by_hand() -> None:
@@ -33,7 +38,7 @@ def test_ndcg_and_mrr_by_hand() -> None:
 
 
 @given(n=st.integers(1, 25), data=st.data())
-def test_ndcg_and_mrr_equal_ir_measures(n: int, data: st.DataObject) -> None:
+def test_ndcg_and_mrr_equal_ir_measures_on_rankings(n: int, data: st.DataObject) -> None:
     ir = pytest.importorskip("ir_measures")
     ranking = [f"d{i}" for i in data.draw(st.permutations(range(n)))]
     relevant = data.draw(st.lists(st.sampled_from([*ranking, "unranked"]), min_size=1, unique=True))
@@ -44,6 +49,62 @@ def test_ndcg_and_mrr_equal_ir_measures(n: int, data: st.DataObject) -> None:
     got = {str(m.measure): m.value for m in ir.iter_calc([ir.nDCG @ 10, ir.RR], qrels, run)}
     assert ndcg_at(ranking, relevant, 10) == pytest.approx(got["nDCG@10"], abs=1e-9)
     assert mrr(ranking, relevant) == pytest.approx(got["RR"], abs=1e-9)
+
+
+ALWAYS_DECIDED = {"protected_tail", "anchored", "trust_quarantined_excluded"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 20), data=st.data())
+def test_cell_ndcg_and_mrr_equal_ir_measures_over_the_evictable_candidates(
+    n: int, data: st.DataObject
+) -> None:
+    """A cell's nDCG@10 and MRR are ir-measures' over a run of the trace's ranked
+    candidates (in the trace's rank order), with qrels the gold items whose
+    decision the strategy made: neither kept (tail, anchor) nor trust-excluded."""
+    ir = pytest.importorskip("ir_measures")
+    words = ["alpha", "beta", "gamma"]  # few words: tied scores test the tie-break
+    items = [
+        {
+            "id": f"m{i}",
+            "text": " ".join(data.draw(st.lists(st.sampled_from(words), min_size=1, max_size=3))),
+            "tokens": data.draw(st.integers(1, 5)),
+            "ordinal": i,
+            "anchored": data.draw(st.booleans()),
+            "trust": data.draw(st.sampled_from(["unknown", "quarantined"])),
+        }
+        for i in range(n)
+    ]
+    result = pack(
+        {
+            "items": items,
+            "budget_tokens": data.draw(st.integers(1, 40)),
+            "prompt": "alpha gamma",
+            "strategy": data.draw(st.sampled_from(["chronological", "bm25", "hybrid"])),
+            "fresh_tail": {"count": data.draw(st.integers(0, 3))},
+            "trust_policy": data.draw(st.sampled_from(["off", "exclude_quarantined"])),
+        }
+    )
+    gold = data.draw(st.lists(st.sampled_from([it["id"] for it in items]), min_size=1, unique=True))
+    m = cell_metrics(result, gold, None)
+    candidates = render(result)["trace"]["candidates"]
+    ranked = sorted((c["rank"], c["id"]) for c in candidates if c["rank"] is not None)
+    run = [ir.ScoredDoc("q", ref, float(len(ranked) - r)) for r, ref in ranked]
+    judged = [
+        c["id"]
+        for c in candidates
+        if c["id"] in gold and not ALWAYS_DECIDED & set(c["decision"]["reason"])
+    ]
+    assert pack_ranking(result) == [ref for _, ref in ranked]
+    assert sorted(ranked_relevant(result, gold)) == sorted(judged)
+    if not judged:  # no gold left for the ranking to place: undefined, not 0
+        assert m["ndcg@10"] is None and m["mrr"] is None
+        return
+    qrels = [ir.Qrel("q", ref, 1) for ref in judged]
+    got = {str(x.measure): x.value for x in ir.iter_calc([ir.nDCG @ 10, ir.RR], qrels, run)}
+    assert m["ndcg@10"] == pytest.approx(got["nDCG@10"], abs=1e-9)
+    assert m["mrr"] == pytest.approx(got["RR"], abs=1e-9)
+    assert m["mrr"] > 0  # every judged gold item is ranked
 
 
 def test_prefix_stability() -> None:
@@ -60,7 +121,7 @@ def _items(*spec: tuple[str, int]) -> list[dict[str, object]]:
     ]
 
 
-def test_pack_ranking_puts_kept_items_first_then_the_strategy_order() -> None:
+def test_pack_ranking_is_the_strategy_order_of_the_evictable_candidates() -> None:
     items = _items(("a", 1), ("b", 1), ("c", 1), ("d", 1))
     items[0]["anchored"] = True
     items[2]["text"] = "alpha"
@@ -73,8 +134,64 @@ def test_pack_ranking_puts_kept_items_first_then_the_strategy_order() -> None:
             "fresh_tail": {"count": 1},
         }
     )
-    # d is the tail, a anchored (newest first among kept), then c (the match), then b
-    assert pack_ranking(result) == ["d", "a", "c", "b"]
+    # d (the tail) and a (anchored) are kept whatever the strategy does: not
+    # ranked; c (the match) comes first, then b
+    assert pack_ranking(result) == ["c", "b"]
+
+
+def _kept_and_evictable(strategy: str = "chronological", **request: Any) -> dict[str, Any]:
+    """a anchored, b, c, d evictable, q the fresh tail."""
+    items = _items(("a", 2), ("b", 2), ("c", 2), ("d", 2), ("q", 2))
+    items[0]["anchored"] = True
+    return {
+        "items": items,
+        "budget_tokens": 6,
+        "prompt": "q",
+        "strategy": strategy,
+        "fresh_tail": {"count": 1},
+        **request,
+    }
+
+
+def test_ndcg_and_mrr_leave_the_always_kept_gold_out() -> None:
+    result = pack(_kept_and_evictable())
+    assert pack_ranking(result) == ["d", "c", "b"]  # chronological: newest first
+    # gold a is anchored (kept anyway): only b is judged, third of three
+    m = cell_metrics(result, ["a", "b"], None)
+    assert m["mrr"] == pytest.approx(1 / 3)
+    assert m["ndcg@10"] == pytest.approx((1 / math.log2(4)) / 1.0)
+    m = cell_metrics(result, ["c", "b", "q"], None)  # q is the tail
+    assert m["mrr"] == pytest.approx(1 / 2)
+    assert m["ndcg@10"] == pytest.approx(
+        (1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
+    )
+
+
+def test_ndcg_and_mrr_are_undefined_when_all_gold_is_kept_anyway() -> None:
+    result = pack(_kept_and_evictable())
+    for gold in (["q"], ["a"], ["a", "q"]):
+        m = cell_metrics(result, gold, None)
+        assert m["evidence_recall"] == 1.0  # packed, as its retention metrics say
+        assert m["ndcg@10"] is None and m["mrr"] is None
+
+
+def test_ndcg_and_mrr_leave_the_trust_excluded_gold_out() -> None:
+    request = _kept_and_evictable(trust_policy="exclude_quarantined")
+    request["items"][2]["trust"] = "quarantined"
+    result = pack(request)
+    assert pack_ranking(result) == ["d", "b"]
+    # c cannot be packed whatever the strategy does: recall and the oracle count
+    # it as missed (the oracle could pack b, in the 2 tokens left), the ranking
+    # metrics leave it out
+    m = cell_metrics(result, ["c", "b"], None)
+    assert m["evidence_recall"] == 0.0 and m["oracle_recall"] == 0.5
+    assert m["mrr"] == pytest.approx(1 / 2)
+    assert m["ndcg@10"] == pytest.approx(1 / math.log2(3))
+    m = cell_metrics(result, ["c"], None)
+    assert m["evidence_recall"] == 0.0 and m["ndcg@10"] is None and m["mrr"] is None
+    # with the trust policy off, c is an evictable candidate like any other
+    off = pack({**request, "trust_policy": "off"})
+    assert cell_metrics(off, ["c"], None)["mrr"] == pytest.approx(1 / 2)
 
 
 def test_oracle_takes_the_cheapest_gold_items() -> None:
@@ -105,7 +222,7 @@ def test_cell_metrics_by_hand() -> None:
     assert result.selected_ids == ["n1", "n2", "q"]
     assert m["evidence_recall"] == 0.0 and m["evidence_hit"] == 0.0
     assert m["oracle_recall"] == 1.0 and m["regret"] == 1.0
-    assert m["mrr"] == pytest.approx(1 / 4)  # ranking q, n2, n1, e
+    assert m["mrr"] == pytest.approx(1 / 3)  # the evictable ranking n2, n1, e (q is the tail)
     assert m["must_include_recall"] == 1.0 and m["must_exclude_violations"] == 1
     assert m["expectation_pass"] == 1.0
     assert m["tokens_used"] == 8 and m["budget_utilisation"] == 1.0

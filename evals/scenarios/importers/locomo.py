@@ -7,10 +7,14 @@ conversation: the turns become items (id = ``dia_id``, speaker a -> ``user``,
 speaker b -> ``assistant``, turn = session number, the text as spoken with the
 image caption appended when the turn shared a photo) and, with
 ``with_summaries``, each session's summary as a ``summary`` item after it. The
-prompt is the question, ``relevant`` its evidence ids, and the turn is tagged with
-its category (``cat-1`` multi-hop, ``cat-2`` temporal, ``cat-3`` open-domain,
-``cat-4`` single-hop, ``cat-5`` adversarial). The request's ``ts`` is the last
-session's date (items carry no time of their own in ``ctxpack.request.v1``).
+prompt is the question, ``relevant`` its evidence ids, ``answers`` its gold
+``answer`` (as text: some are numbers; an adversarial question's
+``adversarial_answer`` is the wrong answer it baits, not a gold one, so such a
+question has no answer), and the turn is tagged with its category by name
+(``category:multi-hop``, ``category:temporal``, ``category:open-domain``,
+``category:single-hop``, ``category:adversarial``, or ``category:unknown``). The
+request's ``ts`` is the last session's date (items carry no time of their own in
+``ctxpack.request.v1``).
 
 Evidence ids are checked against the conversation: a malformed entry such as
 ``"D8:6; D9:17"`` is split into the ids it holds (counted: malformed, recovered);
@@ -32,7 +36,7 @@ from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import loads
 from ctxpack.packer.request import parse_request, request_to_json
 
-__all__ = ["CATEGORIES", "import_locomo"]
+__all__ = ["CATEGORIES", "CATEGORY_TAG", "import_locomo"]
 
 CATEGORIES: Final = {
     1: "multi-hop",
@@ -41,6 +45,7 @@ CATEGORIES: Final = {
     4: "single-hop",
     5: "adversarial",
 }
+CATEGORY_TAG: Final = "category:"  # a question's tag: the prefix, then its category's name
 _DIA_ID: Final = re.compile(r"D\d+:\d+")
 _ID_UNSAFE: Final = re.compile(r"[^a-z0-9._-]+")  # a scenario id is [a-z0-9._-]
 _SESSION: Final = re.compile(r"session_(\d+)")
@@ -276,15 +281,17 @@ def import_locomo(
             counts["questions"] += 1
             counts["without_evidence"] += not relevant
             category = qa.get("category")
-            tag = f"cat-{category}" if category in CATEGORIES else "cat-unknown"
+            name = CATEGORIES.get(category, "unknown") if isinstance(category, int) else "unknown"
+            answer = qa.get("answer")
             turns.append(
                 Turn(
                     {**normal, "prompt": str(qa.get("question", ""))},
                     tuple(relevant),
                     {},
-                    (tag,),
+                    (CATEGORY_TAG + name,),
                     t=asked_at,
                     probe=replay,
+                    answers=() if answer is None or answer == "" else (str(answer),),
                 )
             )
         if turns:

@@ -1,0 +1,163 @@
+"""A run's cells as a pandas DataFrame: the table the report aggregates, and
+what :func:`ctxpack.evals.load_run` gives a Python user to slice.
+
+One row per cell (suite, scenario, turn, spec, budget), in cell-key order
+(:func:`~ctxpack.evals.report.model.order_records`), with typed columns:
+
+- ``key``, ``suite``, ``scenario``, ``strategy``, ``status``, ``mode``: strings;
+  ``turn``: int; ``probe``: bool; ``t``: float (NaN outside replays);
+- ``spec`` and ``label``: ordered categoricals in the config's strategy order;
+  ``budget``: an ordered categorical of the config's budgets (ints, and
+  ``"scenario"`` for each scenario's own budget); ``budget_tokens``: int;
+- ``cluster``: the conversation a cell belongs to (``suite/scenario``): the
+  turns of one scenario are not independent, so the report's cluster
+  statistics resample these, not cells;
+- ``tags``: the cell's tags (a tuple), and one column per ``breakdown_tags``
+  prefix, named after it (``category:`` gives ``category``), holding the rest of
+  the first tag with that prefix (``multi-hop``) or NA;
+- every metric of the records: float64 with NaN where a metric is undefined
+  (recall without gold evidence), or nullable Int64 for the counts in
+  :data:`COUNTS`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ctxpack.evals.metrics.cell import HARD_INVARIANTS
+from ctxpack.packer.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["COUNTS", "cells_frame", "load_run", "order_records", "tag_column"]
+
+_STRINGS: Final = ("key", "suite", "scenario", "strategy", "status", "mode")
+# Metrics that count (docs/metrics.md): nullable Int64 columns; every other
+# metric is a float64 column with NaN where it is undefined.
+COUNTS: Final = frozenset(
+    (
+        *HARD_INVARIANTS,
+        "must_exclude_violations",
+        "over_budget",
+        "selected_count",
+        "tokens_used",
+    )
+)
+
+
+def tag_column(prefix: str) -> str:
+    """The column of a breakdown prefix: ``category:`` -> ``category``."""
+    return prefix.rstrip(":-_/ ") or prefix
+
+
+def order_records(
+    records: Sequence[dict[str, Any]], specs: Sequence[str], budgets: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Records in cell-key order: suite, scenario, turn, then the config's spec
+    and budget order. Executors finish in any order; reports never do."""
+    spec_at = {s: i for i, s in enumerate(specs)}
+    budget_at = {str(b): i for i, b in enumerate(budgets)}
+    return sorted(
+        records,
+        key=lambda r: (
+            r["suite"],
+            r["scenario"],
+            r["turn"],
+            spec_at[r["spec"]],
+            budget_at[str(r["budget"])],
+        ),
+    )
+
+
+def cells_frame(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    specs: Sequence[str],
+    labels: Mapping[str, str],
+    budgets: Sequence[Any],
+    breakdown_tags: Sequence[str] = (),
+) -> pd.DataFrame:
+    """The records (already in cell-key order) as one typed row each."""
+    import pandas as pd
+
+    names = sorted({m for r in records for m in r["metrics"]})
+    columns: dict[str, Any] = {
+        name: pd.array([r.get(name) for r in records], dtype="string") for name in _STRINGS
+    }
+    columns["turn"] = pd.array([int(r["turn"]) for r in records], dtype="int64")
+    columns["probe"] = pd.array([bool(r.get("probe", False)) for r in records], dtype="bool")
+    columns["t"] = pd.array(
+        [float("nan") if r.get("t") is None else float(r["t"]) for r in records], dtype="float64"
+    )
+    def ordered(values: list[Any], categories: Sequence[Any]) -> pd.Categorical:
+        return pd.Categorical(values, dtype=pd.CategoricalDtype(list(categories), ordered=True))
+
+    columns["spec"] = ordered([r["spec"] for r in records], specs)
+    columns["label"] = ordered([labels[r["spec"]] for r in records], [labels[s] for s in specs])
+    by_text = {str(b): b for b in budgets}
+    columns["budget"] = ordered([by_text[str(r["budget"])] for r in records], budgets)
+    columns["budget_tokens"] = pd.array([r.get("budget_tokens") for r in records], dtype="Int64")
+    columns["cluster"] = pd.array(
+        [f"{r['suite']}/{r['scenario']}" for r in records], dtype="string"
+    )
+    columns["tags"] = [tuple(r.get("tags", ())) for r in records]
+    for prefix in breakdown_tags:
+        columns[tag_column(prefix)] = pd.array(
+            [
+                next((t[len(prefix) :] for t in r.get("tags", ()) if t.startswith(prefix)), None)
+                for r in records
+            ],
+            dtype="string",
+        )
+    table = pd.DataFrame.from_records([r["metrics"] for r in records], columns=names)
+    for name in names:
+        columns[name] = table[name].astype("Int64" if name in COUNTS else "float64")
+    return pd.DataFrame(columns)
+
+
+def load_run(path: str | Path) -> pd.DataFrame:
+    """The cells of the eval run in ``path`` (a run folder, or ``reports/latest``)
+    as a DataFrame (see the module docstring for its columns). A folder that is
+    not a complete run is refused with one line (:class:`InputError`)."""
+    from ctxpack.evals.run.folder import INCOMPLETE
+
+    run = Path(path)
+    if (run / INCOMPLETE).exists():
+        raise InputError("", "this run has not finished its reports", source=str(run))
+    texts: dict[str, str] = {}
+    for name in ("summary.json", "results.jsonl"):
+        try:
+            texts[name] = (run / name).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(
+                "", f"not an eval run folder: cannot read {name} ({exc.strerror})", source=str(run)
+            ) from None
+    try:
+        summary = json.loads(texts["summary.json"])
+        strategies = summary["strategies"]
+        specs = [s["spec"] for s in strategies]
+        labels = {s["spec"]: s["label"] for s in strategies}
+        budgets = summary["budgets"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            "", f"summary.json is not an eval summary ({exc})", source=str(run / "summary.json")
+        ) from None
+    records = []
+    for n, line in enumerate(texts["results.jsonl"].splitlines(), 1):
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            raise InputError(
+                f"line {n}", "not a JSON record", source=str(run / "results.jsonl")
+            ) from None
+    return cells_frame(
+        order_records(records, specs, budgets),
+        specs=specs,
+        labels=labels,
+        budgets=budgets,
+        breakdown_tags=summary.get("breakdown_tags", ()),
+    )
