@@ -204,6 +204,8 @@ def _margin(other: Mapping[str, Any] | None, code: Callable[[str], str]) -> str:
     if diff is None:
         return f"{code(other['label'])}: no cell to pair"
     unit = "conversations" if diff["unit"] == "conversation" else "cells"
+    if diff["mean"] == diff["low"] == diff["high"] == 0:
+        return f"none: {code(other['label'])} scores the same in every {unit[:-1]}"
     p = "" if diff.get("p_value") is None else f", p = {diff['p_value']:.3g}"
     return (
         f"{_signed(diff)} over {code(other['label'])} ({other['mean']:.3f}){p} ({diff['n']} {unit})"
