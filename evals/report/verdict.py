@@ -127,7 +127,13 @@ def verdicts(
             and (g["profile"], g["static_prefix_tokens"]) == first
             and str(g["budget"]) == str(budget)
         }
-        costs = {g["spec"]: _cost(g, replay_rows.get(g["spec"]) if first else None) for g in rows}
+        # with replays every spec is priced on the same basis, or not at all
+        costs = {
+            g["spec"]: _cost(g, replay_rows.get(g["spec"]))
+            if g["spec"] in replay_rows or not first
+            else ("input_cost", None, {})
+            for g in rows
+        }
         best = ranked[0]
         top = _mean(best["metrics"][metric]) or 0.0
         within = [g for g in ranked if (_mean(g["metrics"][metric]) or 0.0) >= WITHIN * top]
