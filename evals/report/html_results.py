@@ -13,10 +13,13 @@ from ctxpack.evals.report.html_base import _cell, _e, _Page, _stat, _table
 from ctxpack.evals.report.model import PAIRED
 from ctxpack.evals.report.text import (
     Column,
+    answer_ceiling,
     best_rows,
     budget_columns,
+    fmt_p,
     metric_name,
     ranking_columns,
+    tag_recall,
 )
 
 __all__ = ["anchor", "budget_section", "by_tag", "ranking_section"]
@@ -51,12 +54,6 @@ def results_table(page: _Page, columns: Sequence[Column], rows: Sequence[Mapping
     return _table(["strategy", *(_e(c.heading) for c in columns)], body)
 
 
-def _p(stat: Mapping[str, Any] | None) -> str:
-    if not stat or stat.get("p_value") is None:
-        return "–"
-    return f"{stat['p_value']:.3g}"
-
-
 def _paired(page: _Page, budget: Any, metrics: Sequence[str]) -> str:
     rows = [
         p
@@ -83,9 +80,9 @@ def _paired(page: _Page, budget: Any, metrics: Sequence[str]) -> str:
                 f'{page.strategy(p["against_label"])} <span class="muted">({_e(p["why"])})</span>',
                 _e(metric_name(p["metric"])),
                 _cell("num", _stat(p)),
-                _cell("num", _p(p)),
+                _cell("num", fmt_p(p)),
                 _cell("num", _stat(p.get("cluster"))),
-                _cell("num", _p(p.get("cluster"))),
+                _cell("num", fmt_p(p.get("cluster"))),
                 _cell("num", _e(p.get("n", "–"))),
                 _cell("num", _e((p.get("cluster") or {}).get("clusters", "–"))),
             ]
@@ -125,14 +122,7 @@ def ranking_section(page: _Page) -> str:
     if not columns:
         return ""
     rows = [g for g in s["groups"] if str(g["budget"]) == str(s["budgets"][0])]
-    ceiling = next(
-        (
-            g["metrics"].get("answer_token_ceiling")
-            for g in s["groups"]
-            if g["metrics"].get("answer_token_ceiling")
-        ),
-        None,
-    )
+    ceiling = answer_ceiling(s)
     out = [
         '<section id="ranking">',
         "<h2>Ranking quality (the same at every budget)</h2>",
@@ -174,7 +164,7 @@ def by_tag(page: _Page) -> str:
                         *(
                             _cell(
                                 "num",
-                                f"{_stat(_recall(mine[t]))} (n={_e(mine[t]['cells'])})",
+                                f"{_stat(tag_recall(mine[t]))} (n={_e(mine[t]['cells'])})",
                             )
                             if t in mine
                             else "–"
@@ -185,8 +175,3 @@ def by_tag(page: _Page) -> str:
             out.append(_table(["strategy", *(_e(t[len(prefix) :]) for t in tags)], table))
     out.append("</section>")
     return "\n".join(out)
-
-
-def _recall(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    stat: Mapping[str, Any] | None = (row.get("cluster") or {}).get("evidence_recall")
-    return stat or row["evidence_recall"]

@@ -17,14 +17,17 @@ from ctxpack.evals.report.replay import choice_sentence, frontier_sentence, fron
 from ctxpack.evals.report.text import (
     VERDICT_HEAD,
     Column,
+    answer_ceiling,
     best_rows,
     budget_columns,
     budget_title,
     floor_note,
+    fmt_p,
     fmt_stat,
     metric_name,
     plural,
     ranking_columns,
+    tag_recall,
     verdict_note,
     verdict_row,
 )
@@ -157,14 +160,10 @@ def _paired(summary: Mapping[str, Any], budget: Any, metrics: Sequence[str]) -> 
         lines.append(
             f"| `{p['label']}` | `{p['against_label']}` ({p['why']}) | "
             f"{metric_name(p['metric'])} | {_fmt(p)} | {p['p_value']:.3g} | "
-            f"{_fmt(c) if c else '–'} | {_pvalue(c)} "
+            f"{_fmt(c) if c else '–'} | {fmt_p(c)} "
             f"| {p['n']} | {c['clusters'] if c else '–'} |"
         )
     return [*lines, ""]
-
-
-def _pvalue(stat: Mapping[str, Any] | None) -> str:
-    return "–" if not stat or stat.get("p_value") is None else f"{stat['p_value']:.3g}"
 
 
 def _by_tag(summary: Mapping[str, Any]) -> list[str]:
@@ -194,18 +193,13 @@ def _by_tag(summary: Mapping[str, Any]) -> list[str]:
                 lines.append(
                     f"| `{s['label']}` | "
                     + " | ".join(
-                        f"{_fmt(_clustered(cell[t]))} (n={cell[t]['cells']})" if t in cell else "–"
+                        f"{_fmt(tag_recall(cell[t]))} (n={cell[t]['cells']})" if t in cell else "–"
                         for t in tags
                     )
                     + " |"
                 )
             lines.append("")
     return lines
-
-
-def _clustered(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    stat: Mapping[str, Any] | None = (row.get("cluster") or {}).get("evidence_recall")
-    return stat or row["evidence_recall"]
 
 
 def _provenance(summary: Mapping[str, Any]) -> list[str]:
@@ -278,14 +272,7 @@ def render_markdown(ctx: ReportContext) -> str:
             *_table(ranking, rows),
             "",
         ]
-    ceiling = next(
-        (
-            g["metrics"].get("answer_token_ceiling")
-            for g in summary["groups"]
-            if g["metrics"].get("answer_token_ceiling")
-        ),
-        None,
-    )
+    ceiling = answer_ceiling(summary)
     if ceiling:
         lines += [
             f"Answer-token ceiling (the gold answers' content words present anywhere in the "

@@ -14,14 +14,17 @@ from typing import Any, Final
 __all__ = [
     "VERDICT_HEAD",
     "Column",
+    "answer_ceiling",
     "best_rows",
     "budget_columns",
     "budget_title",
     "floor_note",
+    "fmt_p",
     "fmt_stat",
     "metric_name",
     "plural",
     "ranking_columns",
+    "tag_recall",
     "verdict_note",
     "verdict_row",
 ]
@@ -66,6 +69,29 @@ def fmt_stat(stat: Mapping[str, Any] | None, digits: int = 3) -> str:
     if stat["low"] == stat["high"]:
         return f"{stat['mean']:,.{digits}f}"
     return f"{stat['mean']:,.{digits}f} [{stat['low']:,.{digits}f}, {stat['high']:,.{digits}f}]"
+
+
+def fmt_p(stat: Mapping[str, Any] | None) -> str:
+    """A statistic's p-value, or a dash when it has none."""
+    return "–" if not stat or stat.get("p_value") is None else f"{stat['p_value']:.3g}"
+
+
+def tag_recall(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A breakdown row's evidence recall: the cluster interval where it clusters."""
+    stat: Mapping[str, Any] | None = (row.get("cluster") or {}).get("evidence_recall")
+    return stat or row["evidence_recall"]
+
+
+def answer_ceiling(summary: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The answer-token ceiling (the same for every spec and budget), if any."""
+    return next(
+        (
+            g["metrics"]["answer_token_ceiling"]
+            for g in summary["groups"]
+            if g["metrics"].get("answer_token_ceiling")
+        ),
+        None,
+    )
 
 
 def _signed(stat: Mapping[str, Any]) -> str:
