@@ -25,15 +25,18 @@ eval-locomo: $(STAMP)
 	$(VENV)/bin/ctxpack import locomo $(LOCOMO) --replay -o reports/imports/locomo_dev_replay.jsonl
 	$(VENV)/bin/ctxpack eval --config evals/locomo-replay.yaml
 
-## gate: compare the latest eval (reports/latest/) with the committed baseline; exit 1 on a regression
+## gate: compare the latest main eval (reports/default/latest/) with the committed baseline;
+## exit 1 on a regression
 gate: $(STAMP)
-	$(VENV)/bin/ctxpack gate --baseline reports/baseline/summary.json --current reports/latest/summary.json
+	$(VENV)/bin/ctxpack gate --baseline reports/baseline/summary.json --current reports/default/latest/summary.json
 
-## baseline: the one command that updates the committed baseline (review the diff, then commit it)
+## baseline: the one command that updates the committed baseline: its summary, and its cells
+## (gzipped, no timestamp) for `ctxpack gate --significance`; review the diff, then commit it
 baseline: $(STAMP)
-	$(VENV)/bin/ctxpack eval --config evals/default.yaml
+	$(VENV)/bin/ctxpack eval --config evals/default.yaml --no-fail
 	mkdir -p reports/baseline
-	cp reports/latest/summary.json reports/baseline/summary.json
+	cp reports/default/latest/summary.json reports/baseline/summary.json
+	gzip -n -9 -c reports/default/latest/metrics.csv > reports/baseline/metrics.csv.gz
 
 ## test: the whole test suite
 test: $(STAMP)
@@ -70,8 +73,8 @@ installed: $(STAMP)
 	cd "$$(mktemp -d)" && pwd && \
 	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack init && \
 	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack scenarios compile && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack eval --jobs 1 > eval.log && tail -n 1 eval.log && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack gate --baseline reports/latest/summary.json
+	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack eval --jobs 1 --quiet && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack gate --baseline reports/starter/latest/summary.json
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

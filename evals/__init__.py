@@ -6,7 +6,7 @@ the library never imports it.
 the ``eval`` extra), one row per cell, to slice as you like::
 
     from ctxpack.evals import load_run
-    cells = load_run("reports/latest")
+    cells = load_run("reports/default/latest")
     cells.groupby(["label", "budget"], observed=True)["evidence_recall"].mean()
 """
 
@@ -22,7 +22,7 @@ __all__ = ["load_run"]
 
 
 def load_run(path: str | Path) -> pd.DataFrame:
-    """The cells of the eval run in ``path`` (a run folder, or ``reports/latest``)
+    """The cells of the eval run in ``path`` (a run folder, or ``reports/<config name>/latest``)
     as a DataFrame with typed columns: see :mod:`ctxpack.evals.report.frame`."""
     from ctxpack.evals.report.frame import load_run as load
 

@@ -39,7 +39,7 @@ from ctxpack.evals.report.stats import mean_ci, paired
 from ctxpack.evals.run.config import EvalConfig, load_config
 from ctxpack.evals.run.folder import safe_component
 from ctxpack.evals.run.runner import run_cells
-from ctxpack.evals.scenarios.format import load_compiled
+from ctxpack.evals.run.suites import load_suite
 from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
 from ctxpack.evals.schemafiles import validator
 from ctxpack.evals.tune_objective import (
@@ -155,7 +155,7 @@ def _parse_objective(data: Mapping[str, Any], lines: LineMap, config: EvalConfig
 
 def _require_replays(config: EvalConfig) -> None:
     """Refuse, before any work, a config whose suites hold no replay."""
-    if not any(sc.replay for path in config.suites for sc in load_compiled(path)):
+    if not any(sc.replay for path in config.suites for sc in load_suite(path)):
         raise InputError(
             "--config",
             "the space's objective prices replays, and the config's suites hold none",

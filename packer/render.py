@@ -8,14 +8,14 @@ additive top-level field, as the contract allows.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 
 from .cacheaware import PLACEMENT_NAMES
-from .jsonio import canonical, round_floats
+from .jsonio import canonical, json_floats, mark_floats
 from .model import IMPORTANCE, KINDS, MESSAGE, ROLES, TRUST, UNKNOWN_TRUST
 from .reasons import (
     ANCHORED,
@@ -36,10 +36,13 @@ from .tokens import count_tokens
 
 if TYPE_CHECKING:
     from .result import PackResult
+    from .strategies import Ranking
 
 __all__ = [
     "PACK_SCHEMA_ID",
+    "TRACE_LEVELS",
     "TRACE_SCHEMA_ID",
+    "TraceLevel",
     "context_pack",
     "pack_entry",
     "reasons_by_id",
@@ -49,6 +52,12 @@ __all__ = [
 
 PACK_SCHEMA_ID: Final = "openclaw-mem.context-pack.v1"
 TRACE_SCHEMA_ID: Final = "ctxpack.pack.trace.v1"
+# How much of the trace a pack carries. full: every candidate with all its
+# fields; decisions: per candidate only id, tokens, score, rank and decision (and,
+# cache-aware, placement and position), the trace saying "level": "decisions";
+# none: no trace field.
+TraceLevel = Literal["full", "decisions", "none"]
+TRACE_LEVELS: Final[tuple[TraceLevel, ...]] = ("full", "decisions", "none")
 HOW_TO_USE: Final = (
     "Prefer bundle_text for direct injection.",
     "Use items[].recordRef as the citation key.",
@@ -153,58 +162,156 @@ def reasons_by_id(result: PackResult, ids: Iterable[str] | None = None) -> dict[
     return {ref: _reasons(result, i, trust_on, previous) for i, ref in at}
 
 
-def _number(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
+def _decisions(result: PackResult, shared: bool) -> list[dict[str, Any]]:
+    """Every candidate's decision, ``{"included", "reason"}`` (:func:`_reasons`),
+    worked out once per distinct combination of what it depends on (the outcome,
+    anchored, unknown trust, in the previous pack): a 100k-item pack has a
+    handful. ``shared``: equal decisions are one object (for serialising only)."""
+    trust_on = result.request.trust_policy != "off"
+    previous = _in_previous(result)
+    key = result.outcome.astype(np.int64) * 8 + result.anchored * 4
+    key += (result.items.trust == UNKNOWN_TRUST) * 2
+    if previous is not None:
+        key += previous
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    table = [
+        (bool(result.included[i]), tuple(_reasons(result, i, trust_on, previous)))
+        for i in first.tolist()
+    ]
+    if shared:
+        one = [{"included": inc, "reason": list(why)} for inc, why in table]
+        return [one[k] for k in inverse.ravel().tolist()]
+    return [
+        {"included": table[k][0], "reason": list(table[k][1])} for k in inverse.ravel().tolist()
+    ]
 
 
-def trace(result: PackResult, bundle_text: str) -> dict[str, Any]:
+def _names(codes: np.ndarray, names: tuple[str, ...]) -> list[str]:
+    named: list[str] = np.array(names, dtype=object)[codes].tolist()
+    return named
+
+
+def _candidates(result: PackResult, level: TraceLevel, shared: bool) -> list[dict[str, Any]]:
+    """The trace's per-candidate records, built column by column (a 100k-item
+    pack has 100k of them; the per-item work is one dict per record)."""
+    items = result.items
+    ids = items.ids
+    tokens = items.tokens.tolist()
+    scores = json_floats(result.scores())
+    ranks = [r or None for r in result.rank.tolist()]
+    decisions = _decisions(result, shared)
+    if level == "decisions":
+        candidates = [
+            {"id": ref, "tokens": t, "score": s, "rank": r, "decision": d}
+            for ref, t, s, r, d in zip(ids, tokens, scores, ranks, decisions, strict=True)
+        ]
+    else:
+        kinds = _names(items.kinds, KINDS)
+        layers = np.where(result.in_tail, "L0", "L1").tolist()
+        types = [
+            "recent_turn" if tail and kind == "message" else kind
+            for tail, kind in zip(result.in_tail.tolist(), kinds, strict=True)
+        ]
+        components = _components(result, result.ranking)
+        candidates = [
+            {
+                "id": ref,
+                "ordinal": ordinal,
+                "role": role,
+                "kind": kind,
+                "layer": layer,
+                "type": type_,
+                "importance": importance,
+                "trust": trust,
+                "tokens": t,
+                "score": s,
+                "components": comps,
+                "rank": r,
+                "decision": d,
+                "citations": {"recordRef": ref, "url": url},
+            }
+            for (
+                ref,
+                ordinal,
+                role,
+                kind,
+                layer,
+                type_,
+                importance,
+                trust,
+                t,
+                s,
+                comps,
+                r,
+                d,
+                url,
+            ) in zip(
+                ids,
+                items.ordinals.tolist(),
+                _names(items.roles, ROLES),
+                kinds,
+                layers,
+                types,
+                _names(items.importance, IMPORTANCE),
+                _names(items.trust, TRUST),
+                tokens,
+                scores,
+                components,
+                ranks,
+                decisions,
+                items.urls,
+                strict=True,
+            )
+        ]
+    if result.cache is not None:
+        _place(result, candidates)
+    return candidates
+
+
+def _components(result: PackResult, ranking: Ranking) -> list[dict[str, float]]:
+    """Each candidate's score components by name: those it has (none unless scored)."""
+    n = len(result.items)
+    names = tuple(sorted(ranking.components))
+    if not names:
+        return [{} for _ in range(n)]
+    matrix = np.full((len(names), n), np.nan)
+    for row, name in zip(matrix, names, strict=True):
+        row[result.evictable] = ranking.components[name]
+    out: list[dict[str, Any]] = list(map(_dict_display(names), *map(json_floats, matrix)))
+    for i in np.flatnonzero(np.isnan(matrix).any(axis=0)).tolist():  # unscored: NaN is None
+        out[i] = {k: v for k, v in out[i].items() if v is not None}
+    return out
+
+
+@cache
+def _dict_display(names: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
+    """``lambda v0, v1, ...: {names[0]: v0, names[1]: v1, ...}``, compiled once per
+    set of names as dataclasses compile an ``__init__``: over 100k candidates it
+    builds the dicts in half the time ``dict(zip(names, values))`` takes."""
+    args = ", ".join(f"v{k}" for k in range(len(names)))
+    body = ", ".join(f"{name!r}: v{k}" for k, name in enumerate(names))  # repr: literals
+    display: Callable[..., dict[str, Any]] = eval(f"lambda {args}: {{{body}}}")
+    return display
+
+
+def trace(
+    result: PackResult, bundle_text: str, level: TraceLevel = "full", *, shared: bool = False
+) -> dict[str, Any]:
+    """The trace of ``result`` at ``level``: ``full`` or ``decisions`` (see
+    TRACE_LEVELS; a ``decisions`` trace says so in its ``level`` field).
+    ``shared=True`` lets equal parts of candidates be one object: fine to
+    serialise, a trap to edit (:meth:`PackResult.to_dict` never asks for it)."""
     req = result.request
     items = req.items
     ranking = result.ranking
-    trust_on = req.trust_policy != "off"
-    columns = {}
-    for name in sorted(ranking.components):
-        column = np.full(len(items), np.nan)
-        column[result.evictable] = ranking.components[name]
-        columns[name] = round_floats(column).tolist()
-    score_list = round_floats(result.scores()).tolist()
-    included = result.included.tolist()
-    rank = result.rank.tolist()
-    previous = _in_previous(result)
-    candidates = []
-    for i in range(len(items)):
-        layer, kind = _layer_and_type(result, i)
-        candidates.append(
-            {
-                "id": items.ids[i],
-                "ordinal": int(items.ordinals[i]),
-                "role": ROLES[items.roles[i]],
-                "kind": KINDS[items.kinds[i]],
-                "layer": layer,
-                "type": kind,
-                "importance": IMPORTANCE[items.importance[i]],
-                "trust": TRUST[items.trust[i]],
-                "tokens": int(items.tokens[i]),
-                "score": _number(score_list[i]),
-                "components": {
-                    k: v for k, col in columns.items() if (v := _number(col[i])) is not None
-                },
-                "rank": rank[i] or None,
-                "decision": {
-                    "included": included[i],
-                    "reason": _reasons(result, i, trust_on, previous),
-                },
-                "citations": {"recordRef": items.ids[i], "url": items.urls[i]},
-            }
-        )
-    if result.cache is not None:
-        _place(result, candidates)
+    candidates = _candidates(result, level, shared)
     n_included = int(result.included.sum())
     bundle_tokens = int(count_tokens([bundle_text], req.token_counter)[0])
     tail_messages = int((result.in_tail & (items.kinds == MESSAGE)).sum())
     out: dict[str, Any] = {
         "schema": TRACE_SCHEMA_ID,
-        "strategy": canonical(req.strategy.spec()),
+        **({"level": level} if level != "full" else {}),  # full traces keep their bytes
+        "strategy": mark_floats(canonical(req.strategy.spec())),
         "spec": req.strategy.spec_string(),
         "token_counter": req.token_counter,
         "trust_policy": req.trust_policy,
@@ -264,24 +371,33 @@ def _cache_section(result: PackResult) -> dict[str, Any]:
     decision = result.cache
     assert decision is not None and req.cache_aware is not None
     previous = req.previous_pack
-    return {
-        "options": req.cache_aware.to_json(),
-        "action": decision.action,
-        "why": decision.why,
-        "previous_pack": None
-        if previous is None
-        else {"items": decision.previous_items, "elapsed_s": previous.elapsed_s},
-        "kept_prefix_items": decision.kept_prefix_items,
-        "high_water_tokens": decision.high_water_tokens,
-        "low_water_tokens": decision.low_water_tokens,
-        "recall_budget_tokens": decision.recall_budget_tokens,
-        "stable_tokens": decision.stable_tokens,
-        "recall_tokens": decision.recall_tokens,
-    }
+    section: dict[str, Any] = mark_floats(  # its floats are written as given (not rounded)
+        {
+            "options": req.cache_aware.to_json(),
+            "action": decision.action,
+            "why": decision.why,
+            "previous_pack": None
+            if previous is None
+            else {"items": decision.previous_items, "elapsed_s": previous.elapsed_s},
+            "kept_prefix_items": decision.kept_prefix_items,
+            "high_water_tokens": decision.high_water_tokens,
+            "low_water_tokens": decision.low_water_tokens,
+            "recall_budget_tokens": decision.recall_budget_tokens,
+            "stable_tokens": decision.stable_tokens,
+            "recall_tokens": decision.recall_tokens,
+        }
+    )
+    return section
 
 
-def render(result: PackResult) -> dict[str, Any]:
-    """The ContextPack v1 object with the trace as an additive ``trace`` field."""
+def render(
+    result: PackResult, level: TraceLevel = "full", *, shared: bool = False
+) -> dict[str, Any]:
+    """The ContextPack v1 object with the trace at ``level`` as an additive
+    ``trace`` field (none at level ``none``); ``shared`` as :func:`trace` has it."""
+    if level not in TRACE_LEVELS:
+        raise ValueError(f"unknown trace level {level!r} (known: {', '.join(TRACE_LEVELS)})")
     out = context_pack(result)
-    out["trace"] = trace(result, out["bundle_text"])
+    if level != "none":
+        out["trace"] = trace(result, out["bundle_text"], level, shared=shared)
     return out

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .jsonio import dumps
+from .jsonio import dumpb, dumps
 from .model import Items
 from .reasons import O_ANCHORED, O_APPENDED, O_INCLUDED, O_KEPT, O_RECALL, O_TAIL, OUTCOMES
-from .render import render
+from .render import TraceLevel, render
 from .request import Request
 from .strategies import Ranking
 
@@ -101,12 +101,19 @@ class PackResult:
             out[self.evictable] = self.ranking.scores
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        return render(self)
+    def to_dict(self, *, trace: TraceLevel = "full") -> dict[str, Any]:
+        """The ContextPack v1 with the trace at level ``trace`` (render.TRACE_LEVELS)."""
+        return render(self, trace)
 
-    def to_json(self, *, indent: int | None = None) -> str:
+    def to_json(self, *, indent: int | None = None, trace: TraceLevel = "full") -> str:
+        """:meth:`to_dict` as canonical JSON text (packer.jsonio.dumps)."""
         with cyclic_gc_paused():  # rendering builds no cycles either
-            return dumps(self.to_dict(), indent=indent, prepared=True)  # floats pre-rounded
+            return dumps(render(self, trace, shared=True), indent=indent, prepared=True)
+
+    def to_json_bytes(self, *, indent: int | None = None, trace: TraceLevel = "full") -> bytes:
+        """:meth:`to_json` as UTF-8 bytes, as a file or a pipe takes them."""
+        with cyclic_gc_paused():
+            return dumpb(render(self, trace, shared=True), indent=indent, prepared=True)
 
 
 @contextmanager

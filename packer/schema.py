@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+if TYPE_CHECKING:  # imported when first used: `ctxpack pack` never validates
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
 
 __all__ = ["SCHEMAS", "schema", "validate", "validator"]
 
@@ -30,6 +31,8 @@ def schema(name: str) -> dict[str, Any]:
 
 @cache
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+
     return Registry().with_resources(
         (schema(n)["$id"], Resource.from_contents(schema(n))) for n in SCHEMAS
     )
@@ -37,6 +40,8 @@ def _registry() -> Registry:
 
 @cache
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(schema(name), registry=_registry())
 
 

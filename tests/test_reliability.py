@@ -74,7 +74,7 @@ def resume_with(tmp: Path, corrupt: Callable[[Path], None]) -> list[str]:
     cfg = config(tmp, [str(SUITE)])
     argv = ["eval", "--config", str(cfg), "--out", str(tmp / "r"), "--jobs", "1"]
     assert main(argv) == 0
-    (journal,) = (tmp / "r").glob("t-*/results.jsonl")
+    (journal,) = (tmp / "r").glob("t/t-*/results.jsonl")
     corrupt(journal)
     return [*argv, "--resume"]
 
@@ -400,7 +400,9 @@ def test_a_config_name_never_leaves_out(tmp_path: Path, capsys: pytest.CaptureFi
         assert "/" not in safe_component(name) and not safe_component(name).startswith(".")
     cfg = config(tmp_path, [str(SUITE)], name="../../escape")
     assert main(["eval", "--config", str(cfg), "--out", str(tmp_path / "r"), "--jobs", "1"]) == 0
-    made = {p.name for p in (tmp_path / "r").iterdir()}
+    (top,) = (tmp_path / "r").iterdir()  # <out>/<config name>/
+    assert top.name.startswith(("_", "escape"))
+    made = {p.name for p in top.iterdir()}
     assert {"latest"} < made and all(n.startswith(("_", "escape", "latest")) for n in made)
     assert not (tmp_path.parent / "escape").exists()
 
@@ -421,7 +423,8 @@ def test_metrics_csv_neutralises_formulas(tmp_path: Path) -> None:
     shutil.copy(SUITE, evil)
     cfg = config(tmp_path, [str(evil)])
     assert main(["eval", "--config", str(cfg), "--out", str(tmp_path / "r"), "--jobs", "1"]) == 0
-    with (tmp_path / "r" / "latest" / "metrics.csv").open(newline="") as f:
+    (csv_path,) = (tmp_path / "r").glob("*/latest/metrics.csv")
+    with csv_path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows and all(r["key"].startswith("'=HYPERLINK(1)/") for r in rows)
     assert all(r["suite"] == "'=HYPERLINK(1)" for r in rows)
@@ -469,7 +472,7 @@ def test_a_second_eval_into_a_held_folder_exits_2_and_keeps_the_journal(
     cfg = config(tmp_path, [str(SUITE)])
     argv = ["eval", "--config", str(cfg), "--out", str(tmp_path / "r"), "--jobs", "1"]
     assert main(argv) == 0
-    (run,) = [p for p in (tmp_path / "r").iterdir() if p.name != "latest"]
+    (run,) = [p for p in (tmp_path / "r").glob("*/*") if p.name != "latest"]
     journal = (run / "results.jsonl").read_bytes()
     with (run / ".lock").open("w") as held:  # as a running eval holds it
         fcntl.flock(held, fcntl.LOCK_EX)

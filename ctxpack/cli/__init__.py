@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from ctxpack.cli import harness, library
+from ctxpack.cli import compare, explain, harness, library, run
 from ctxpack.cli.common import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Parser
 from ctxpack.packer import __version__
 from ctxpack.packer.errors import InputError
@@ -26,7 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     library.add_parsers(sub)
+    explain.add_parsers(sub)
     harness.add_parsers(sub)
+    run.add_parsers(sub)
+    compare.add_parsers(sub)
     return parser
 
 

@@ -10,7 +10,15 @@ from typing import Any, NoReturn
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import loads
 
-__all__ = ["EXIT_FAIL", "EXIT_INPUT", "EXIT_OK", "Parser", "bounded", "read_json"]
+__all__ = [
+    "EXIT_FAIL",
+    "EXIT_INPUT",
+    "EXIT_OK",
+    "Parser",
+    "bounded",
+    "config_path",
+    "read_json",
+]
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 
@@ -50,3 +58,16 @@ def bounded(kind: type[int] | type[float], low: float, high: float) -> Any:
 
     parse.__name__ = kind.__name__
     return parse
+
+
+def config_path(args: argparse.Namespace) -> Path:
+    """``--config``, or ``./ctxpack.yaml`` (what ``ctxpack init`` writes)."""
+    from ctxpack.evals.project import CONFIG
+
+    if args.config:
+        return Path(args.config)
+    if not Path(CONFIG).exists():
+        raise InputError(
+            "", "no eval config here: run `ctxpack init`, or pass --config FILE", source=CONFIG
+        )
+    return Path(CONFIG)

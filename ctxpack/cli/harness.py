@@ -1,6 +1,7 @@
-"""Subcommands over the harness (``ctxpack.evals``): scenarios, import, init, eval,
-gate, tune, cache. Each imports the harness only when it runs, so ``ctxpack pack`` starts
-without loading the harness's dependencies."""
+"""Subcommands over the harness (``ctxpack.evals``): scenarios, import, init,
+gate, tune, cache (eval is in :mod:`ctxpack.cli.run`). Each imports the harness
+only when it runs, so ``ctxpack pack`` starts without loading the harness's
+dependencies."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxpack.cli.common import EXIT_FAIL, EXIT_OK, bounded
+from ctxpack.cli.common import EXIT_FAIL, EXIT_OK, bounded, config_path
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps
@@ -54,7 +55,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from ctxpack.evals.tune import tune  # the harness, imported only here
 
     out, _ = tune(
-        _config(args),
+        config_path(args),
         args.strategy,
         Path(args.space) if args.space else shipped_space(args.strategy),
         out_root=Path(args.out),
@@ -105,44 +106,29 @@ def cmd_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _config(args: argparse.Namespace) -> Path:
-    """``--config``, or ``./ctxpack.yaml`` (what ``ctxpack init`` writes)."""
-    from ctxpack.evals.project import CONFIG
-
-    if args.config:
-        return Path(args.config)
-    if not Path(CONFIG).exists():
-        raise InputError(
-            "", "no eval config here: run `ctxpack init`, or pass --config FILE", source=CONFIG
-        )
-    return Path(CONFIG)
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    from ctxpack.evals.run.evaluate import evaluate  # the harness, imported only here
-
-    run_dir = evaluate(
-        _config(args),
-        out_root=Path(args.out),
-        jobs=args.jobs,
-        executor=args.executor,
-        resume=args.resume,
-        scheduler=args.scheduler,
-        packer=args.packer,
-        packer_timeout=args.packer_timeout,
-    )
-    print((run_dir / "summary.md").read_text("utf-8"))
-    print(f"reports: {run_dir}/ (and {Path(args.out) / 'latest'}/)")
-    return EXIT_OK
-
-
 def cmd_gate(args: argparse.Namespace) -> int:
-    from ctxpack.evals.gate import run_gate  # the harness, imported only here
+    import os
+
+    # the harness, imported only here
+    from ctxpack.evals.gate import append_step_summary, render_markdown, render_text, run_gate
     from ctxpack.evals.project import default_gates
 
     gates = Path(args.gates) if args.gates else default_gates()
-    result = run_gate(Path(args.baseline), Path(args.current), gates)
-    sys.stdout.write(result.render())
+    baseline, current = Path(args.baseline), Path(args.current) if args.current else None
+    markdown = Path(args.markdown) if args.markdown else None
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")  # set by GitHub Actions
+    step_summary = Path(summary_file) if summary_file else None
+    inputs = [p for p in (baseline, current, gates) if p is not None]
+    if markdown is not None:  # refused before any work
+        check_target(markdown, inputs)
+    result = run_gate(baseline, current, gates, significance=args.significance)
+    if markdown is not None or step_summary is not None:
+        text = render_markdown(result)
+        if markdown is not None:
+            write_atomic(markdown, text, inputs=inputs)
+        if step_summary is not None:
+            append_step_summary(step_summary, text)
+    sys.stdout.write(render_text(result, verbose=args.verbose))
     return EXIT_OK if result.passed else EXIT_FAIL
 
 
@@ -199,24 +185,6 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("dir", nargs="?", default=".", help="folder to write into (default .)")
     p.set_defaults(func=cmd_init)
 
-    p = sub.add_parser("eval", help="run an eval config: strategies x scenarios x budgets")
-    p.add_argument("--config", help="eval config YAML (default ./ctxpack.yaml)")
-    p.add_argument(
-        "--jobs", type=bounded(int, 1, 256), default=2, help="worker processes (default 2)"
-    )
-    p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
-    p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
-    p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
-    p.add_argument("--out", default="reports", help="reports root (default reports/)")
-    p.add_argument("--packer", help="an external packer, cmd:'COMMAND' (docs/external-packers.md)")
-    p.add_argument(
-        "--packer-timeout",
-        type=bounded(float, 0.001, 86_400),
-        default=10.0,
-        help="seconds an external packer has per cell (default 10)",
-    )
-    p.set_defaults(func=cmd_eval)
-
     p = sub.add_parser(
         "gate", help="compare an eval summary with the baseline; exit 1 on a regression"
     )
@@ -227,13 +195,31 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--current",
-        default="reports/latest/summary.json",
-        help="the summary to check (default reports/latest/summary.json)",
+        default=None,
+        help="the summary to check (default: the latest run of the baseline's config, "
+        "reports/<its manifest name>/latest/summary.json, else reports/latest/summary.json)",
     )
     p.add_argument(
         "--gates",
         default=None,
         help="thresholds (default ./gates.yaml if present, else the shipped gates)",
+    )
+    p.add_argument(
+        "--verbose", action="store_true", help="print every check, not only the problems"
+    )
+    p.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write the result as Markdown (a pull-request comment); with "
+        "GITHUB_STEP_SUMMARY set, it is appended there too",
+    )
+    p.add_argument(
+        "--significance",
+        type=bounded(float, 1e-9, 0.5),
+        metavar="ALPHA",
+        help="a regression fails only if a paired test over scenarios gives p < ALPHA "
+        "(default: the gates file's significance.alpha, else no test); needs each run's "
+        "metrics.csv(.gz) beside its summary.json",
     )
     p.set_defaults(func=cmd_gate)
 

@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from ctxpack.cli.common import EXIT_OK, bounded, read_json
-from ctxpack.evals.run.external import REQUEST_ID
 from ctxpack.packer.errors import InputError
+from ctxpack.packer.explain import explain_table
 from ctxpack.packer.files import check_target, write_atomic
 from ctxpack.packer.jsonio import dumps, loads
 from ctxpack.packer.packspec import parse_pack_spec
 from ctxpack.packer.pipeline import pack
+from ctxpack.packer.render import TRACE_LEVELS
 from ctxpack.packer.request import parse_request
+from ctxpack.packer.result import cyclic_gc_paused
 from ctxpack.packer.schema import SCHEMAS, schema
 from ctxpack.packer.strategies import REGISTRY, build_strategy, parse_spec
 from ctxpack.packer.strategies.base import parse_value
@@ -60,13 +62,25 @@ def cmd_pack(args: argparse.Namespace) -> int:
     inputs = [] if args.request in (None, "-") else [Path(args.request)]
     if args.output:  # before any work: never over the request, a FIFO or a device
         check_target(Path(args.output), inputs)
-    raw, source = read_json(args.request)
-    request = parse_request(_apply_overrides(raw, args), source=source)
-    text = pack(request).to_json(indent=args.indent) + "\n"
+    if args.limit is not None and not args.explain:
+        raise InputError("--limit", "only applies with --explain (it limits the table)")
+    # One command, then exit: nothing it allocates forms a reference cycle, and
+    # the collector's passes over a 100k-item request's objects find nothing.
+    with cyclic_gc_paused():
+        raw, source = read_json(args.request)
+        request = parse_request(_apply_overrides(raw, args), source=source)
+        result = pack(request)
+        if args.explain:
+            data, end = explain_table(result, limit=args.limit).encode("utf-8"), b""
+        else:  # the newline apart: appending it would copy a 40 MB pack
+            data, end = result.to_json_bytes(indent=args.indent, trace=args.trace), b"\n"
     if args.output:
-        write_atomic(Path(args.output), text, inputs=inputs)
+        write_atomic(Path(args.output), data + end, inputs=inputs)
     else:
-        sys.stdout.write(text)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.write(end)
+        sys.stdout.buffer.flush()
     return EXIT_OK
 
 
@@ -76,6 +90,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     the request's ``request_id``. A bad line (not UTF-8, not JSON, nested too
     deep, an invalid request) is answered with ``{"error": "..."}`` and the loop
     goes on."""
+    # The harness's protocol module (it pulls in jsonschema): imported here, not
+    # at start-up, which every `ctxpack pack` pays.
+    from ctxpack.evals.run.external import REQUEST_ID
+
     out_stream = sys.stdout.buffer
     for n, line in enumerate(sys.stdin.buffer, 1):
         if not line.strip():
@@ -156,6 +174,28 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--prompt", help="override the prompt")
     p.add_argument(
         "--indent", type=bounded(int, 0, 16), help="pretty-print with this indent (0-16)"
+    )
+    p.add_argument(
+        "--trace",
+        choices=TRACE_LEVELS,
+        default="full",
+        help="how much trace the pack carries: full (default): every candidate with id, "
+        "ordinal, role, kind, layer, type, importance, trust, tokens, score, components, "
+        "rank, decision and citations; decisions: per candidate only id, tokens, score, rank "
+        "and decision (included, reasons), plus placement and position when cache-aware, "
+        'and "level": "decisions"; none: no trace field. The trace\'s other fields '
+        "(strategy, budget, tail, output, ...) are the same at full and decisions",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="print a table instead of JSON: every candidate by rank with its score, "
+        "score components, tokens, decision and reasons (--trace and --indent do not apply)",
+    )
+    p.add_argument(
+        "--limit",
+        type=bounded(int, 1, 2**62),
+        help="with --explain: only the top N candidates, plus every kept item",
     )
     p.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
     p.set_defaults(func=cmd_pack)

@@ -13,6 +13,11 @@ What is measured, on real chat text (the Chit Chat Challenge corpus of the
 - ``bm25s``: a reference BM25 library on the same texts, ``index`` plus one
   ``get_scores`` query. Its own tokenization pass is timed apart
   (``bm25s_tokenize``) and is not part of the ``bm25s`` figure.
+- ``process``: at the largest size, the whole ``ctxpack pack REQUEST.json``
+  process (interpreter start-up to the last byte written) at ``--trace full``,
+  ``decisions`` and ``none``, against a bare tokenization process: a fresh
+  interpreter that reads and parses the same file and runs the ``tokenize``
+  pass over its texts (``pack_process``).
 
 Every figure is the best of ``--repeats`` runs at every size (the best run is
 the one least disturbed by the machine; equal counts keep sizes comparable),
@@ -31,8 +36,8 @@ missing corpus package.
 
 This module is the run and the command line; the parts are beside it:
 ``pack_corpus`` (the corpus and the requests), ``pack_timing``, ``pack_memory``
-(the memory subprocesses, which re-enter this module) and ``pack_report`` (the
-targets, the table and the plot).
+(the memory subprocesses, which re-enter this module), ``pack_process`` (the
+whole-process timings) and ``pack_report`` (the targets, the table and the plot).
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ from ctxpack.evals.bench.pack_corpus import (
     pick_prompts,
 )
 from ctxpack.evals.bench.pack_memory import child_main, measure_memory
+from ctxpack.evals.bench.pack_process import measure_process
 from ctxpack.evals.bench.pack_report import evaluate_targets, format_report, plot
 from ctxpack.evals.bench.pack_timing import growth, measure_size
 from ctxpack.packer.files import write_atomic
@@ -119,6 +125,7 @@ def run(config: Config) -> dict[str, Any]:
         "results": results,
         "growth": growth(results, config.strategies),
         "memory": measure_memory(corpus, prompts[0], config.strategies),
+        "process": measure_process(corpus, prompts[0], config.strategies, config.repeats),
     }
     # Targets read the finished report, so they judge exactly the figures written.
     report["targets"], report["targets_not_evaluated"] = evaluate_targets(report)

@@ -77,7 +77,7 @@ def measure_locomo_grid() -> dict[str, Any] | None:
         cells_s, records = timed(
             lambda: len(run_cells(config, root / "cells", jobs=WORKERS, executor="process"))
         )
-        eval_s, _ = timed(
+        eval_s, run_dir = timed(
             lambda: evaluate(
                 config.source,
                 out_root=root / "eval",
@@ -88,7 +88,7 @@ def measure_locomo_grid() -> dict[str, Any] | None:
         )
         size = (root / "cells" / "results.jsonl").stat().st_size
         log("the cache-aware target, from the eval's run")
-        cache_aware = measure_cache_aware(root / "eval" / "latest")
+        cache_aware = measure_cache_aware(run_dir)
     pricings = records * len(config.cache_profiles) * len(config.static_prefix_tokens)
     return {
         "conversations": len(scenarios),

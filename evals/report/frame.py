@@ -120,7 +120,7 @@ def cells_frame(
 
 
 def load_run(path: str | Path) -> pd.DataFrame:
-    """The cells of the eval run in ``path`` (a run folder, or ``reports/latest``)
+    """The cells of the eval run in ``path`` (a run folder, or ``reports/<config name>/latest``)
     as a DataFrame (see the module docstring for its columns). A folder that is
     not a complete run is refused with one line (:class:`InputError`)."""
     from ctxpack.evals.run.folder import INCOMPLETE

@@ -23,6 +23,7 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from ctxpack.evals.report.failures import describe
 from ctxpack.evals.report.frontier_plot import frontier
 from ctxpack.evals.report.html_base import _cell, _e, _head, _ms, _Page, _table
 from ctxpack.evals.report.html_cache import ANCHOR, cache_section
@@ -35,7 +36,14 @@ from ctxpack.evals.report.plots import (
     recall_vs_stability,
     strategy_colours,
 )
-from ctxpack.evals.report.text import VERDICT_HEAD, floor_note, plural, verdict_note, verdict_row
+from ctxpack.evals.report.text import (
+    VERDICT_HEAD,
+    floor_note,
+    plural,
+    spec_text,
+    verdict_note,
+    verdict_row,
+)
 
 __all__ = ["MAX_FAILURES", "render_html"]
 
@@ -121,7 +129,10 @@ def _provenance(page: _Page) -> str:
         "<h3>Strategies</h3>",
         _table(
             ["label", "canonical spec"],
-            ([page.strategy(x["label"]), f"<code>{_e(x['spec'])}</code>"] for x in s["strategies"]),
+            (
+                [page.strategy(x["label"]), f"<code>{_e(spec_text(x))}</code>"]
+                for x in s["strategies"]
+            ),
         ),
         "<h3>Suites</h3>",
         _table(
@@ -148,7 +159,7 @@ def _nav(page: _Page) -> str:
         links.append((ANCHOR, "Prompt-cache economics"))
     if page.summary.get("breakdown"):
         links.append(("by-tag", "By tag"))
-    links += [("latency", "Latency"), ("failures", "Expectation failures")]
+    links += [("latency", "Latency"), ("failures", "Failures")]
     links += [("scenarios", "Scenarios"), ("run", "Provenance")]
     return "<nav>" + "".join(f'<a href="#{_e(a)}">{_e(t)}</a>' for a, t in links) + "</nav>"
 
@@ -194,28 +205,37 @@ def _latency(page: _Page) -> str:
 
 
 def _failures(page: _Page) -> str:
+    """The failing cells, counted as summary.md and junit.xml count them."""
     fails: Sequence[Mapping[str, Any]] = page.summary["expectation_failures"]
+    tally = page.summary.get("failures") or {"cells": len(fails), "listed": []}
     judged = sum(g["expectations"]["total"] for g in page.summary["groups"])
-    out = ['<section id="failures">', f"<h2>Expectation failures: {len(fails)}</h2>"]
-    if not judged:
-        out.append('<p class="empty">No cell in this run was judged against expectations.</p>')
-    elif not fails:
+    out = ['<section id="failures">', f"<h2>Failures: {tally['cells']}</h2>"]
+    if tally["cells"] and "expectations" in tally:
+        out.append(f"<p>{_e(describe(tally))}; junit.xml has the same failed cases.</p>")
+    elif not judged:
+        out.append(
+            '<p class="empty">No cell failed or broke a hard invariant; none was judged '
+            "against expectations.</p>"
+        )
+    elif not tally["cells"]:
         out.append(
             f'<p class="empty">None: every one of the {judged} judged cells met its '
-            "expectations.</p>"
+            "expectations, and no cell failed or broke a hard invariant.</p>"
         )
-    else:
+    listed = [(f["key"], f["problems"]) for f in tally["listed"]]
+    listed += [(f["key"], f["failures"]) for f in fails]
+    if listed:
         out.append('<ul class="failures">')
         out += [
-            f'<li><code>{_e(f["key"])}</code>: <span class="msg">'
-            f"{'; '.join(_e(x) for x in f['failures'])}</span></li>"
-            for f in fails[:MAX_FAILURES]
+            f'<li><code>{_e(key)}</code>: <span class="msg">'
+            f"{'; '.join(_e(x) for x in lines)}</span></li>"
+            for key, lines in listed[:MAX_FAILURES]
         ]
         out.append("</ul>")
-        if len(fails) > MAX_FAILURES:
+        if len(listed) > MAX_FAILURES:
             out.append(
-                f'<p class="muted">... and {len(fails) - MAX_FAILURES} more '
-                "(summary.json lists all)</p>"
+                f'<p class="muted">... and {len(listed) - MAX_FAILURES} more '
+                "(summary.json lists them)</p>"
             )
     out.append("</section>")
     return "\n".join(out)

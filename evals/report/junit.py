@@ -5,15 +5,19 @@ Rules:
 - One ``<testcase>`` per scenario expectation: a (scenario, turn, strategy) cell
   at the scenario's own budget (``budget == "scenario"``) whose
   ``metrics.expectation_pass`` is not ``None``. Budget sweeps measure, they do
-  not judge, so they are not test cases.
+  not judge, so they are test cases only when they fail on their own: a cell
+  whose packer failed or that broke a hard invariant (failures.py), named with
+  ``@<budget>``. The failed cases are exactly the failing cells that summary.md
+  counts and ``ctxpack eval`` exits 1 on.
 - One ``<testsuite>`` per suite file (the record's ``suite``), in record order,
   inside one ``<testsuites>`` root; each carries its ``tests`` and ``failures``
   counts (``errors`` and ``skipped`` are always 0).
 - ``classname`` is the suite; ``name`` is ``<scenario id>[#turn][<label>]``: the
   ``#turn`` only for a conversation (more than one turn), the strategy's label
   (its spec when the summary has no label for it) in brackets.
-- A failed expectation has a ``<failure>`` whose ``message`` is the failure
-  lines joined by ``"; "`` and whose text is one failure per line.
+- A failing case has a ``<failure>`` whose ``message`` is the failure lines
+  joined by ``"; "``, whose text is one per line, and whose ``type`` is
+  ``packer``, ``invariant`` or ``expectation``.
 - The bytes are deterministic: record order, no timestamps, no host names, no
   durations (``time`` is omitted). ElementTree escapes markup; characters XML 1.0
   cannot carry at all (most C0 controls) are written as ``\\uXXXX``.
@@ -23,14 +27,20 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
+from ctxpack.evals.report.failures import cell_problems
 from ctxpack.evals.report.model import ReportContext
 from ctxpack.evals.run.config import SCENARIO_BUDGET
 
 __all__ = ["render_junit"]
 
+_TYPES: Final = {
+    "cell_failures": "packer",
+    "hard_invariants": "invariant",
+    "expectations": "expectation",
+}
 # Characters not allowed anywhere in an XML 1.0 document.
 _NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -41,9 +51,8 @@ def _xml_text(text: str) -> str:
 
 
 def _is_case(record: Mapping[str, Any]) -> bool:
-    return str(record["budget"]) == SCENARIO_BUDGET and (
-        record["metrics"].get("expectation_pass") is not None or record.get("status", "ok") != "ok"
-    )
+    judged = record["metrics"].get("expectation_pass") is not None
+    return (str(record["budget"]) == SCENARIO_BUDGET and judged) or bool(cell_problems(record))
 
 
 def _case_name(record: Mapping[str, Any], ctx: ReportContext, labels: Mapping[str, str]) -> str:
@@ -51,7 +60,8 @@ def _case_name(record: Mapping[str, Any], ctx: ReportContext, labels: Mapping[st
     turns = len(scenario.turns) if scenario is not None else 1
     turn = f"#{record['turn']}" if turns > 1 or record["turn"] else ""
     label = labels.get(record["spec"], record["spec"])
-    return f"{record['scenario']}{turn}[{label}]"
+    budget = "" if str(record["budget"]) == SCENARIO_BUDGET else f"@{record['budget']}"
+    return f"{record['scenario']}{turn}[{label}]{budget}"
 
 
 def _testcase(
@@ -66,17 +76,15 @@ def _testcase(
         attrs["file"] = _xml_text(scenario.file)
         attrs["line"] = str(scenario.line)
     case = ET.Element("testcase", attrs)
-    failed = record["metrics"].get("expectation_pass") != 1.0
-    if failed:
-        lines: Sequence[str] = [str(f) for f in record.get("failures") or []]
-        if record.get("status", "ok") != "ok":  # an external packer's failure class
-            lines = [f"{record['status']}: {record.get('error', '')}"]
-        lines = lines or ["expectation failed"]
+    problems = cell_problems(record)
+    if problems:
+        lines = [line for kind in problems.values() for line in kind]
+        kind = next(iter(problems))  # cell_failures, else hard_invariants, else expectations
         failure = ET.SubElement(
-            case, "failure", {"message": _xml_text("; ".join(lines)), "type": "expectation"}
+            case, "failure", {"message": _xml_text("; ".join(lines)), "type": _TYPES[kind]}
         )
         failure.text = _xml_text("\n".join(lines))
-    return case, failed
+    return case, bool(problems)
 
 
 def render_junit(ctx: ReportContext) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxpack.evals.report.failures import describe
 from ctxpack.evals.report.frame import tag_column
 from ctxpack.evals.report.model import PAIRED, ReportContext
 from ctxpack.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
@@ -27,6 +28,7 @@ from ctxpack.evals.report.text import (
     metric_name,
     plural,
     ranking_columns,
+    spec_text,
     tag_recall,
     verdict_note,
     verdict_row,
@@ -202,6 +204,35 @@ def _by_tag(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def failures_section(summary: Mapping[str, Any]) -> list[str]:
+    """The failing cells: the same count as junit.xml's failures and as the
+    exit code of ``ctxpack eval`` (failures.py), by class, then each one."""
+    tally = summary.get("failures")
+    fails = summary["expectation_failures"]
+    judged = sum(g["expectations"]["total"] for g in summary["groups"])
+    if tally is None:  # a summary written before failures were counted
+        return [f"## Expectation failures: {len(fails)}", ""]
+    lines = [f"## Failures: {tally['cells']}", ""]
+    if tally["cells"]:
+        lines += [f"{describe(tally)}; junit.xml has the same {tally['cells']} failed cases.", ""]
+    elif not judged:
+        lines += [
+            "No cell failed or broke a hard invariant; none was judged against expectations.",
+            "",
+        ]
+    else:
+        lines += [
+            f"Every one of the {judged} judged cells met its expectations, and no cell "
+            "failed or broke a hard invariant.",
+            "",
+        ]
+    listed = tally.get("listed", [])
+    lines += [f"- `{f['key']}`: {'; '.join(f['problems'])}" for f in listed]
+    if len(listed) < tally["cells"] - tally["expectations"]:
+        lines.append("- ... (summary.json lists the first ones)")
+    return lines
+
+
 def _provenance(summary: Mapping[str, Any]) -> list[str]:
     m = summary["manifest"]
     config = m.get("config") or {}
@@ -218,7 +249,7 @@ def _provenance(summary: Mapping[str, Any]) -> list[str]:
         f"- suite `{x.get('file', '?')}` (sha256 `{x.get('sha256', '?')}`)" for x in m["suites"]
     ]
     lines += ["", "| strategy | canonical spec |", "|---|---|"]
-    lines += [f"| `{s['label']}` | `{s['spec']}` |" for s in summary["strategies"]]
+    lines += [f"| `{s['label']}` | `{spec_text(s)}` |" for s in summary["strategies"]]
     return [*lines, ""]
 
 
@@ -290,13 +321,8 @@ def render_markdown(ctx: ReportContext) -> str:
     ]
     for label, lat in summary["run"]["latency"].items():
         lines.append(f"| `{label}` | {lat['p50_ms']:.3f} | {lat['p95_ms']:.3f} |")
+    lines += ["", *failures_section(summary)]
     fails = summary["expectation_failures"]
-    judged = sum(g["expectations"]["total"] for g in summary["groups"])
-    lines += ["", f"## Expectation failures: {len(fails)}", ""]
-    if not judged:
-        lines += ["No cell in this run was judged against expectations.", ""]
-    elif not fails:
-        lines += [f"Every one of the {judged} judged cells met its expectations.", ""]
     lines += [f"- `{f['key']}`: {'; '.join(f['failures'])}" for f in fails[:50]]
     if len(fails) > 50:
         lines.append(f"- ... and {len(fails) - 50} more (summary.json lists all)")

@@ -21,6 +21,7 @@ import numpy as np
 from ctxpack.evals.metrics.cache import Profile
 from ctxpack.evals.report import aggregate
 from ctxpack.evals.report.aggregate import Stats
+from ctxpack.evals.report.failures import tally
 from ctxpack.evals.report.frame import cells_frame, order_records
 from ctxpack.evals.report.replay import build_replay
 from ctxpack.evals.report.verdict import best_specs, verdicts
@@ -78,6 +79,7 @@ def build_report(
     cache_profiles: Mapping[str, Profile] | None = None,
     static_prefix_tokens: Sequence[int] = (0,),
     compare: Sequence[tuple[str, str]] = (),
+    packers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The summary: the verdict per budget; per strategy and budget, every
     metric's mean and interval (and cluster interval where cells cluster),
@@ -86,7 +88,8 @@ def build_report(
     and the ``compare`` pairs); the metrics that do not change with the budget;
     the oracle ceiling; latency; and, when the run has replays, their prompt-cache economics
     (``replay``: per profile in ``cache_profiles``, name -> profile in config
-    order, and per ``static_prefix_tokens``; see replay.py)."""
+    order, and per ``static_prefix_tokens``; see replay.py). A named packer's
+    entry in ``strategies`` carries what ``packers`` says of it (its command)."""
     ordered = order_records(records, specs, budgets)
     frame = cells_frame(
         ordered, specs=specs, labels=labels, budgets=budgets, breakdown_tags=breakdown_tags
@@ -134,13 +137,16 @@ def build_report(
             "baseline": baseline,
             "confidence": confidence,
             "cells": len(ordered),
-            "strategies": [{"spec": s, "label": labels[s]} for s in specs],
+            "strategies": [
+                {"spec": s, "label": labels[s], **(packers or {}).get(s, {})} for s in specs
+            ],
             "budgets": list(budgets),
             "verdict": verdict,
             "budget_invariant": aggregate.budget_invariant(frame, budgets),
             "groups": groups,
             "paired": comparisons,
             "expectation_failures": failures,
+            "failures": tally(ordered),
             "breakdown_tags": list(breakdown_tags),
             "breakdown": aggregate.breakdown(frame, breakdown_tags, labels, stats),
             "run": {**dict(run), "latency": latency},

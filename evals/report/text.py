@@ -24,6 +24,7 @@ __all__ = [
     "metric_name",
     "plural",
     "ranking_columns",
+    "spec_text",
     "tag_recall",
     "verdict_note",
     "verdict_row",
@@ -56,6 +57,14 @@ def plural(n: int, noun: str) -> str:
 
 def metric_name(metric: str) -> str:
     return _NAMES.get(metric, metric)
+
+
+def spec_text(strategy: Mapping[str, Any]) -> str:
+    """What a summary's strategy entry is: its canonical spec, or a named
+    packer's command and the strategy its requests carry."""
+    if "packer" in strategy:
+        return f"{strategy['packer']} (requests carry {strategy.get('strategy', '?')})"
+    return str(strategy["spec"])
 
 
 def budget_title(budget: Any) -> str:

@@ -5,6 +5,7 @@ errors naming the file, line and field."""
 from __future__ import annotations
 
 import glob
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +16,14 @@ from jsonschema.exceptions import best_match
 from ctxpack.evals.metrics.cache import Profile
 from ctxpack.evals.metrics.cache_files import load_profiles
 from ctxpack.evals.metrics.profiles import profiles_from
+from ctxpack.evals.run.packers import NamedPacker, named_packer
 from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
 from ctxpack.evals.schemafiles import validator
 from ctxpack.packer.errors import InputError
+from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.packspec import PackSpec, parse_pack_spec
 
-__all__ = ["SCENARIO_BUDGET", "EvalConfig", "load_config"]
+__all__ = ["SCENARIO_BUDGET", "EvalConfig", "config_from", "load_config"]
 
 SCENARIO_BUDGET: Final = "scenario"  # a budget entry: each scenario's own budget
 
@@ -45,14 +48,57 @@ class EvalConfig:
     # Pairs of specs (canonical) the report compares cell by cell, beside the
     # default pairs (each spec against the baseline and against the best spec).
     compare: tuple[tuple[str, str], ...] = ()
+    # Named packers (a team's own, docs/external-packers.md) by their spec,
+    # which is their name; every other spec is one of ctxpack's strategies.
+    packers: Mapping[str, NamedPacker] = field(default_factory=dict)
+    # Only the scenarios with one of these tags (or patterns) run; () runs all.
+    tags: tuple[str, ...] = ()
+    sha256: str = ""  # of the config's file (or, from Python, of its canonical JSON)
 
     def strategy(self, spec: str) -> PackSpec:
-        return parse_pack_spec(spec)
+        """A built-in spec's strategy (a named packer's request strategy)."""
+        return parse_pack_spec(self.packers[spec].strategy if spec in self.packers else spec)
+
+    def label(self, spec: str) -> str:
+        """What every report calls ``spec``: a named packer's name, else the
+        spec without its default-valued parameters."""
+        return _label(spec, self.packers)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {s: self.label(s) for s in self.specs}
 
 
 def load_config(path: Path) -> EvalConfig:
     """A validated eval config; errors name the file, line and field."""
     data, lines = load_yaml(path)
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise InputError("", f"cannot read file: {exc.strerror}", source=str(path)) from None
+    return _config(data, lines, path, digest)
+
+
+def config_from(data: Mapping[str, Any], folder: Path) -> EvalConfig:
+    """An eval config given as a mapping (from Python: :func:`ctxpack.evaluate`);
+    suites are found from ``folder``; errors name the JSON pointer."""
+    if not isinstance(data, Mapping):
+        raise InputError(
+            "", "not an eval config", expected="a mapping", found=data, source="config"
+        )
+    body = {"schema": "ctxpack.eval.v1", **data}
+    digest = hashlib.sha256(dumps(body).encode("utf-8")).hexdigest()
+    return _config(body, _Pointers("config"), folder / "<config>", digest)
+
+
+class _Pointers(LineMap):
+    """A mapping has no lines: its errors name the JSON pointer only."""
+
+    def error(self, where: str, message: str, **detail: Any) -> InputError:
+        return InputError(where or "/", message, source=self.source, **detail)
+
+
+def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
     err = best_match(validator("eval-config.v1.json").iter_errors(data))
     if err is not None:
         where = "".join(f"/{p}" for p in err.absolute_path)
@@ -67,7 +113,7 @@ def load_config(path: Path) -> EvalConfig:
             sorted(glob.glob(pattern)),
         )
         if not found:
-            raise lines.error(f"/suites/{i}", f"no compiled scenario file matches {pattern!r}")
+            raise lines.error(f"/suites/{i}", f"no scenario file matches {pattern!r}")
         suites.extend(Path(p) for p in found)
     stems: dict[str, Path] = {}
     for suite in dict.fromkeys(suites):  # a suite's stem names its cells: it must be unique
@@ -79,9 +125,15 @@ def load_config(path: Path) -> EvalConfig:
             )
         stems[suite.stem] = suite
     specs: list[str] = []
+    packers: dict[str, NamedPacker] = {}
     for i, text in enumerate(data["strategies"]):
         try:
-            spec = parse_pack_spec(text, f"/strategies/{i}").spec_string()
+            if isinstance(text, dict):  # a named packer: its name is its spec
+                named = named_packer(text, f"/strategies/{i}")
+                spec = named.name
+                packers[spec] = named
+            else:
+                spec = parse_pack_spec(text, f"/strategies/{i}").spec_string()
         except InputError as exc:
             # the line is the entry's; the message names the parameter within it
             inner = exc.where.removeprefix(f"/strategies/{i}").lstrip("/")
@@ -91,25 +143,18 @@ def load_config(path: Path) -> EvalConfig:
             ) from None
         if spec in specs:
             raise lines.error(f"/strategies/{i}", f"duplicate strategy spec {spec}")
+        label = _label(spec, packers)
+        if label in (_label(s, packers) for s in specs):
+            raise lines.error(f"/strategies/{i}", f"two strategies labelled {label!r}")
         specs.append(spec)
     baseline = specs[0]
     if "baseline_strategy" in data:
-        try:
-            wanted = parse_pack_spec(data["baseline_strategy"], "/baseline_strategy").spec_string()
-        except InputError as exc:
-            raise lines.error(
-                "/baseline_strategy", exc.message, expected=exc.expected, found=exc.found
-            ) from None
-        if wanted not in specs:
-            raise lines.error(
-                "/baseline_strategy",
-                "not one of the configured strategies",
-                expected=" | ".join(specs),
-                found=data["baseline_strategy"],
-            )
-        baseline = wanted
+        baseline = _resolve(data["baseline_strategy"], specs, packers, lines, "/baseline_strategy")
     compare = tuple(
-        (_resolve(a, specs, lines, f"/compare/{i}/0"), _resolve(b, specs, lines, f"/compare/{i}/1"))
+        (
+            _resolve(a, specs, packers, lines, f"/compare/{i}/0"),
+            _resolve(b, specs, packers, lines, f"/compare/{i}/1"),
+        )
         for i, (a, b) in enumerate(data.get("compare", []))
     )
     for i, (a, b) in enumerate(compare):
@@ -132,13 +177,22 @@ def load_config(path: Path) -> EvalConfig:
         cache_profiles=_cache_profiles(cache, lines),
         static_prefix_tokens=tuple(cache.get("static_prefix_tokens", [0])),
         compare=compare,
+        packers=packers,
+        sha256=digest,
     )
 
 
-def _resolve(ref: str, specs: list[str], lines: LineMap, where: str) -> str:
-    """A ``compare`` entry's strategy: a configured spec as written, in its
-    canonical form, or by its label."""
-    by_label = {parse_pack_spec(s).label(): s for s in specs}
+def _label(spec: str, packers: Mapping[str, NamedPacker]) -> str:
+    return spec if spec in packers else parse_pack_spec(spec).label()
+
+
+def _resolve(
+    ref: str, specs: list[str], packers: Mapping[str, NamedPacker], lines: LineMap, where: str
+) -> str:
+    """A configured strategy named by ``baseline_strategy`` or a ``compare``
+    entry: a spec as written, in its canonical form, or by its label (a named
+    packer by its name)."""
+    by_label = {_label(s, packers): s for s in specs}
     if ref in by_label:
         return by_label[ref]
     try:

@@ -1,10 +1,12 @@
 """``ctxpack eval``: run a config's grid and write its reports.
 
-Reports go to ``reports/<run-id>/`` and are mirrored to ``reports/latest/``; the
-run id is the config name and a short hash of the manifest (config, suites,
-ctxpack version and commit), never a clock. Every report is rendered in memory
-before any is written, and each file is written atomically, so a failure leaves
-no half-written report.
+Reports go to ``reports/<config name>/<run-id>/``, and ``reports/<config
+name>/latest`` points at the newest complete run of that config, so two configs
+never overwrite each other. The run id is the config name and a short hash of
+the manifest (config, suites, filters, ctxpack version and commit), never a
+clock. Every report is rendered in memory before any is written, and each file
+is written atomically, so a failure leaves no half-written report. ``keep``
+prunes the config's older complete runs.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from ctxpack.evals.report.renderers import RENDERERS
 from ctxpack.evals.run.config import EvalConfig, load_config
 from ctxpack.evals.run.executors import check_executor
 from ctxpack.evals.run.external import external_packer, parse_packer
-from ctxpack.evals.run.folder import owned, safe_component, switch_latest
+from ctxpack.evals.run.folder import owned, prune, safe_component, switch_latest
 from ctxpack.evals.run.runner import run_cells, tasks
+from ctxpack.evals.run.select import Selection, narrow
 from ctxpack.evals.schemafiles import validator
 from ctxpack.packer import __version__
 from ctxpack.packer.errors import require
@@ -84,9 +87,14 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
         "git_commit": _git_commit(root),
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "config": {"file": config.source.name, "sha256": _sha256(config.source)},
+        "config": {"file": config.source.name, "sha256": config.sha256},
         "suites": [{"file": p.name, "sha256": _sha256(p)} for p in config.suites],
         "strategies": list(config.specs),
+        **(
+            {"packers": {name: p.describe() for name, p in config.packers.items()}}
+            if config.packers
+            else {}
+        ),
         "budgets": list(config.budgets),
         "token_counters": counters,
         "seed": config.seed,
@@ -108,47 +116,49 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
 
 
 def _progress() -> Any:
-    if sys.stderr.isatty():
-        from tqdm import tqdm
+    """A progress bar on a terminal; nothing where stderr is not one (a CI log)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
 
-        bar: Any = None
+    bar: Any = None
 
-        def tick(done: int, total: int) -> None:
-            nonlocal bar
-            if bar is None:
-                bar = tqdm(total=total, unit="task", file=sys.stderr)
-            bar.update(1)
-            if done == total:
-                bar.close()
+    def tick(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit="task", file=sys.stderr, leave=False)
+        bar.update(1)
+        if done == total:
+            bar.close()
 
-        return tick
-
-    def plain(done: int, total: int) -> None:
-        step = max(1, total // 10)
-        if done % step == 0 or done == total:
-            print(f"eval: {done}/{total} tasks", file=sys.stderr, flush=True)
-
-    return plain
+    return tick
 
 
 def evaluate(
-    config_path: Path,
+    config: Path | EvalConfig,
     *,
     out_root: Path,
-    jobs: int,
-    executor: str,
-    resume: bool,
+    jobs: int = 2,
+    executor: str = "process",
+    resume: bool = False,
     scheduler: str | None = None,
     packer: str | None = None,
     packer_timeout: float = 10.0,
+    selection: Selection | None = None,
+    keep: int | None = None,
+    progress: bool = True,
 ) -> Path:
     """Run the grid and write every report; returns the run directory."""
     _require_extra()
-    config = load_config(config_path)
+    selection = selection or Selection()
+    config = narrow(config if isinstance(config, EvalConfig) else load_config(config), selection)
     argv = parse_packer(packer) if packer else None
     info = {**manifest(config), "packer": packer or "builtin"}
-    run_id = f"{safe_component(config.name)}-{hashlib.sha256(dumps(info).encode()).hexdigest()[:8]}"
-    run_dir = out_root / run_id
+    if selection:
+        info["filters"] = selection.to_json()
+    name = safe_component(config.name)
+    run_id = f"{name}-{hashlib.sha256(dumps(info).encode()).hexdigest()[:8]}"
+    run_dir = out_root / name / run_id
     check_executor(executor)
     if argv is not None:  # a command that cannot start is bad input, before any write
         external_packer(argv, packer_timeout)
@@ -160,13 +170,15 @@ def evaluate(
             executor=executor,
             resume=resume,
             scheduler=scheduler,
-            progress=_progress(),
+            progress=_progress() if progress else None,
             packer=argv,
             timeout=packer_timeout,
         )
         with cyclic_gc_paused():  # the records are acyclic; collections would rescan them
             _write_reports(config, records, {**info, "run_id": run_id}, run_dir, executor, jobs)
-    switch_latest(out_root, run_dir)  # only a complete run becomes latest
+    switch_latest(run_dir.parent, run_dir)  # only a complete run becomes latest
+    if keep is not None:
+        prune(run_dir.parent, keep)
     return run_dir
 
 
@@ -179,7 +191,7 @@ def _write_reports(
     jobs: int,
 ) -> None:
     """Build the report model once, render every format, then write them all."""
-    labels = {s: config.strategy(s).label() for s in config.specs}
+    labels = config.labels
     summary = build_report(
         records,
         specs=config.specs,
@@ -195,6 +207,7 @@ def _write_reports(
         cache_profiles=config.cache_profiles,
         static_prefix_tokens=config.static_prefix_tokens,
         compare=config.compare,
+        packers={name: p.describe() for name, p in config.packers.items()},
     )
     errors = validate_summary(summary)
     if errors:  # a bug, not bad input: never write a summary that breaks its contract

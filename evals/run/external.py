@@ -46,6 +46,7 @@ __all__ = [
     "FAILURES",
     "ExternalPacker",
     "Failure",
+    "check_answer",
     "external_packer",
     "failed_cell",
     "judged",
@@ -153,14 +154,7 @@ class ExternalPacker:
         if echoed != request_id:
             self.close()  # the stream is out of step: start afresh for the next cell
             return "DESYNC", f"the answer is for request_id {echoed!r}, not {request_id!r}"
-        errors = validate("pack", pack)
-        if errors:
-            return "SCHEMA_ERROR", errors[0]
-        known = {it["id"] for it in request["items"]}
-        unknown = [it["recordRef"] for it in pack["items"] if it["recordRef"] not in known]
-        if unknown:
-            return "SCHEMA_ERROR", f"packs ids the request does not have: {unknown[:3]}"
-        return None, pack
+        return check_answer(request, pack)
 
     def _write(self, data: bytes, deadline: float) -> bool | None:
         """Write all of ``data``: True, False if the pipe is closed, None past the
@@ -200,6 +194,19 @@ class ExternalPacker:
                 self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
+
+
+def check_answer(request: Mapping[str, Any], pack: dict[str, Any]) -> tuple[Failure | None, Any]:
+    """An answer held to the pack contract: (None, pack), or ``SCHEMA_ERROR`` and
+    why (it breaks the pack schema, or packs an id the request does not have)."""
+    errors = validate("pack", pack)
+    if errors:
+        return "SCHEMA_ERROR", errors[0]
+    known = {it["id"] for it in request["items"]}
+    unknown = [it["recordRef"] for it in pack["items"] if it["recordRef"] not in known]
+    if unknown:
+        return "SCHEMA_ERROR", f"packs ids the request does not have: {unknown[:3]}"
+    return None, pack
 
 
 _PROCESSES: dict[tuple[str, ...], ExternalPacker] = {}

@@ -11,6 +11,9 @@ only then, in one atomic step.
 - ``INCOMPLETE`` sits in the folder until every report is written; ``latest`` is
   a symbolic link to the newest complete run, switched by one ``rename``, so it
   never mixes two runs' files.
+- ``prune`` (``ctxpack eval --keep N``) removes a config's older complete runs,
+  keeping the newest N and always the one ``latest`` points at; an incomplete
+  run (interrupted, to resume, or still running) is never removed.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Final
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.files import write_atomic
 
-__all__ = ["INCOMPLETE", "LATEST", "owned", "safe_component", "switch_latest"]
+__all__ = ["INCOMPLETE", "LATEST", "owned", "prune", "safe_component", "switch_latest"]
 
 INCOMPLETE: Final = "INCOMPLETE"
 LATEST: Final = "latest"
@@ -83,3 +86,27 @@ def switch_latest(out_root: Path, run_dir: Path) -> None:
     except OSError as exc:
         fresh.unlink(missing_ok=True)
         raise InputError("", f"cannot switch latest: {exc.strerror}", source=str(latest)) from None
+
+
+def prune(config_root: Path, keep: int) -> list[Path]:
+    """Remove all but the ``keep`` newest complete runs under ``config_root``
+    (newest by when their summary was written); returns what was removed."""
+    latest = config_root / LATEST
+    current = latest.resolve() if latest.is_symlink() else None
+    runs = [
+        d
+        for d in config_root.iterdir()
+        if d.is_dir()
+        and not d.is_symlink()
+        and not d.name.startswith(".")
+        and (d / "summary.json").is_file()
+        and not (d / INCOMPLETE).exists()
+    ]
+    runs.sort(key=lambda d: ((d / "summary.json").stat().st_mtime_ns, d.name), reverse=True)
+    kept = runs[:keep]
+    if current is not None and current not in [d.resolve() for d in kept]:
+        kept = [*kept[: max(0, keep - 1)], current]
+    removed = [d for d in runs if d.resolve() not in {k.resolve() for k in kept}]
+    for d in removed:
+        shutil.rmtree(d, ignore_errors=True)
+    return removed

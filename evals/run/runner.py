@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,21 +29,19 @@ from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from ctxpack.evals.run.executors import Map, executor_map
 from ctxpack.evals.run.external import external_packer, failed_cell, judged, traced
 from ctxpack.evals.run.journal import RESULTS, read_results
+from ctxpack.evals.run.packers import Configured, NamedPacker
 from ctxpack.evals.run.replay import PACK, Chains, finish, previous_pack
+from ctxpack.evals.run.suites import load_suite
 from ctxpack.evals.scenarios.format import (
     Scenario,
     expectation_failures,
     kept_reasons,
-    load_compiled,
 )
-from ctxpack.packer.cacheaware import CacheAware
 from ctxpack.packer.errors import InputError
 from ctxpack.packer.jsonio import dumps
 from ctxpack.packer.model import Items
-from ctxpack.packer.packspec import parse_pack_spec
 from ctxpack.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
 from ctxpack.packer.request import Request, parse_items, parse_request, request_to_json
-from ctxpack.packer.strategies import StrategyBase, build_strategy
 
 __all__ = [
     "Task",
@@ -80,7 +79,9 @@ def tasks(config: EvalConfig, per_task: int = TURNS_PER_TASK) -> list[Task]:
     out: list[Task] = []
     for path in config.suites:
         suite = path.stem
-        for scenario in load_compiled(path):
+        for scenario in load_suite(path):
+            if config.tags and not _tagged(scenario, config.tags):
+                continue
             n = len(scenario.turns)
             if scenario.replay:
                 out.extend(Task(suite, scenario, tuple(range(n)), (s,)) for s in config.specs)
@@ -90,6 +91,13 @@ def tasks(config: EvalConfig, per_task: int = TURNS_PER_TASK) -> list[Task]:
                 for start in range(0, n, per_task)
             )
     return out
+
+
+def _tagged(scenario: Scenario, tags: Sequence[str]) -> bool:
+    """Whether the scenario, or one of its turns, has a tag matching one of
+    ``tags`` (exactly, or as a shell-style pattern: ``category:*``)."""
+    have = {*scenario.tags, *(t for turn in scenario.turns for t in turn.tags)}
+    return any(fnmatchcase(tag, want) for want in tags for tag in have)
 
 
 def _without_tokens(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -143,15 +151,18 @@ def run_task(
     token_counter: str | None = None,
     profiles: Sequence[tuple[str, Profile]] = (),
     static_prefix_tokens: Sequence[int] = (0,),
+    packers: Mapping[str, NamedPacker] | None = None,
 ) -> list[dict[str, Any]]:
     """Every cell of a task's turns, as records (pure: same inputs, same
     records, apart from ``latency_ms``). With ``packer`` (an external command),
-    the packs come from that program and are judged by the same metrics. With
+    every spec's packs come from that program, and a spec in ``packers`` (a
+    named packer) has its packs from its own; either way they are judged by the
+    same metrics. With
     ``token_counter``, every item is recounted with that counter. A replay's
     steps are priced under ``profiles`` with each static prefix size
     (:func:`ctxpack.evals.run.replay.finish`)."""
     records: list[dict[str, Any]] = []
-    strategies = [_Spec.of(spec) for spec in (task.specs or specs)]
+    strategies = [Configured.of(s, packers or {}, packer, timeout) for s in (task.specs or specs)]
     first = task.turns[0]
     # A task that does not start its scenario packs the turn before its first
     # too, for the prefix stability of its first turn (its records are dropped).
@@ -159,7 +170,7 @@ def run_task(
     previous: dict[tuple[str, str], Any] = {}
     chains: Chains | None = {} if task.scenario.replay else None
     for k, base, recounted in parsed_turns(task.scenario, turns, token_counter):
-        done = _run_turn(task, k, base, recounted, strategies, budgets, packer, timeout, chains)
+        done = _run_turn(task, k, base, recounted, strategies, budgets, chains)
         if k < first:
             previous = {(r["spec"], str(r["budget"])): r[PACK] for r in done if r["status"] == "ok"}
         else:
@@ -168,33 +179,13 @@ def run_task(
     return records
 
 
-@dataclass(frozen=True)
-class _Spec:
-    """A configured spec, built once per task."""
-
-    spec: str
-    name: str
-    strategy: StrategyBase
-    cache: CacheAware | None
-    is_default: bool  # its named expectations apply (they were written for the defaults)
-
-    @classmethod
-    def of(cls, spec: str) -> _Spec:
-        parsed = parse_pack_spec(spec)
-        strategy = parsed.strategy
-        default = parsed.cache is None and strategy == build_strategy(strategy.name, {})
-        return cls(spec, strategy.name, strategy, parsed.cache, default)
-
-
 def _run_turn(
     task: Task,
     k: int,
     base: Request,
     recounted: bool,
-    specs: Sequence[_Spec],
+    specs: Sequence[Configured],
     budgets: Sequence[int | str],
-    packer: Sequence[str] | None,
-    timeout: float,
     chains: Chains | None = None,
 ) -> list[dict[str, Any]]:
     turn = task.scenario.turns[k]
@@ -245,11 +236,9 @@ def _run_turn(
                 latency = reserve_seconds + rank_seconds + time.perf_counter() - start
                 pack_items, traced_here = None, True
                 pack = [(base.items.ids[i], int(base.items.tokens[i])) for i in result.order]
-                if packer is not None:
+                if configured.external is not None:
                     start = time.perf_counter()
-                    failure, answer = external_packer(list(packer), timeout).call(
-                        request_to_json(req)
-                    )
+                    failure, answer = configured.external.call(request_to_json(req))
                     latency = time.perf_counter() - start
                     if failure is not None:
                         records.append(failed_cell(record, failure, answer, latency))
@@ -283,7 +272,7 @@ def _run_turn(
                     answers=answers,
                 )
                 oracles.setdefault(str(budget), metrics["oracle_recall"])
-                if packer is None:  # an external pack's order may change with the budget
+                if configured.external is None:  # an external pack's order may change
                     ranked_metrics = {"ndcg@10": metrics["ndcg@10"], "mrr": metrics["mrr"]}
                 if chains is not None and not turn.probe:
                     chains[chain] = ([ref for ref, _ in pack], turn.t)
@@ -321,8 +310,10 @@ def run_cells(
     """Run every cell not yet in ``out_dir/results.jsonl``; return all records.
     The executor is set up (a Dask scheduler reached) before the run directory
     is touched, so a failure there never costs earlier results."""
-    if packer is not None:  # fail now, not per cell, when the command cannot start
+    if packer is not None:  # fail now, not per cell, when a command cannot start
         external_packer(list(packer), timeout)
+    for named in config.packers.values():
+        named.start()
     fn = _TaskRunner(
         config.specs,
         config.budgets,
@@ -331,6 +322,7 @@ def run_cells(
         config.token_counter,
         tuple(config.cache_profiles.items()),
         config.static_prefix_tokens,
+        tuple(config.packers.items()),
     )
     with executor_map(jobs, executor, scheduler) as execute:
         return _run_into(config, out_dir, execute, fn, resume, progress)
@@ -393,6 +385,7 @@ class _TaskRunner:
     token_counter: str | None = None
     profiles: tuple[tuple[str, Profile], ...] = ()
     static_prefix_tokens: tuple[int, ...] = (0,)
+    packers: tuple[tuple[str, NamedPacker], ...] = ()
 
     def __call__(self, task: Task) -> list[tuple[str, str]]:
         """Each record's key and JSON line: encoded where it was made, so the
@@ -407,6 +400,7 @@ class _TaskRunner:
             self.token_counter,
             self.profiles,
             self.static_prefix_tokens,
+            dict(self.packers),
         )
         return [(r["key"], dumps(r) + "\n") for r in records]
 

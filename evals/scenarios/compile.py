@@ -292,6 +292,20 @@ def _lines_by_id(text: str) -> dict[str, str]:
     return out
 
 
+def stale_detail(current: str, text: str, most: int = 0) -> str:
+    """How a compiled mirror's ``current`` text differs from ``text`` (what its
+    source compiles to): the scenarios changed, new and removed; the first
+    ``most`` of them when ``most`` > 0."""
+    old = _lines_by_id(current)
+    new = _lines_by_id(text)
+    differs = [f"changed {i}" for i in sorted(new.keys() & old.keys()) if new[i] != old[i]]
+    differs += [f"new {i}" for i in sorted(new.keys() - old.keys())]
+    differs += [f"removed {i}" for i in sorted(old.keys() - new.keys())]
+    if most and len(differs) > most:
+        differs = [*differs[:most], f"{len(differs) - most} more"]
+    return ", ".join(differs) or "scenario order or formatting"
+
+
 def check_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> list[str]:
     """What differs between the sources and the committed mirrors, one line each."""
     problems = []
@@ -304,12 +318,7 @@ def check_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> li
         current = target.read_text("utf-8")
         if current == text:
             continue
-        old = _lines_by_id(current)
-        new = _lines_by_id(text)
-        differs = [f"changed {i}" for i in sorted(new.keys() & old.keys()) if new[i] != old[i]]
-        differs += [f"new {i}" for i in sorted(new.keys() - old.keys())]
-        differs += [f"removed {i}" for i in sorted(old.keys() - new.keys())]
-        detail = ", ".join(differs) or "scenario order or formatting"
+        detail = stale_detail(current, text)
         problems.append(f"{target}: stale ({detail}); run: ctxpack scenarios compile")
     for directory in {p.parent for p in expected_files}:
         for stray in sorted(directory.glob("*.jsonl")):

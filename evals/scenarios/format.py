@@ -37,6 +37,7 @@ __all__ = [
     "kept_reasons",
     "load_compiled",
     "pack_turn",
+    "parse_compiled",
 ]
 
 SCENARIOS_SCHEMA_ID: Final = "ctxpack.scenarios.v1"
@@ -181,6 +182,12 @@ def load_compiled(path: Path) -> list[Scenario]:
         ) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"byte {exc.start}", "not UTF-8 text", source=str(path)) from None
+    return parse_compiled(text, path)
+
+
+def parse_compiled(text: str, path: Path) -> list[Scenario]:
+    """Scenarios from compiled JSONL ``text`` (:func:`load_compiled`'s checks;
+    errors name ``path``)."""
     out = []
     seen: dict[str, int] = {}
     for n, line in enumerate(text.splitlines(), 1):

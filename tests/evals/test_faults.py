@@ -94,7 +94,7 @@ def started(proc: subprocess.Popen[bytes], out: Path, timeout: float = 60) -> No
     """Wait until the eval has written some records (its workers are busy)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        journals = list(out.glob("faults-*/results.jsonl"))
+        journals = list(out.glob("faults/faults-*/results.jsonl"))
         if journals and journals[0].stat().st_size > 0:
             return
         assert proc.poll() is None, "the eval ended before the test could strike"
@@ -134,12 +134,12 @@ def test_a_killed_eval_leaves_no_process_behind_and_resume_finishes(
     finally:
         if proc.poll() is None:
             proc.kill()
-    (run,) = out.glob("faults-*")
-    assert (run / "INCOMPLETE").exists() and not (out / "latest").exists()
+    (run,) = out.glob("faults/faults-*")
+    assert (run / "INCOMPLETE").exists() and not (run.parent / "latest").exists()
     (tmp_path / "slow").unlink()
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert not (run / "INCOMPLETE").exists() and (out / "latest" / "metrics.csv").exists()
+    assert not (run / "INCOMPLETE").exists() and (run.parent / "latest" / "metrics.csv").exists()
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the workers")
@@ -211,9 +211,9 @@ def test_a_full_disk_leaves_an_incomplete_run_and_latest_untouched(tmp_path: Pat
         errors = [line for line in run.stderr.splitlines() if line.startswith("ctxpack:")]
         assert len(errors) == 1 and "No space left on device" in errors[0], run.stderr
         assert "Traceback" not in run.stderr
-        assert not (disk / "latest").exists()
+        assert not list(disk.glob("*/latest"))
         assert not [p for p in disk.rglob("*") if p.name.endswith(".tmp")]
-        (folder,) = disk.glob("full-*")
+        (folder,) = disk.glob("full/full-*")
         assert (folder / "INCOMPLETE").exists()
     finally:
         subprocess.run(["umount", str(disk)], capture_output=True)

@@ -169,7 +169,7 @@ def test_markup_in_the_data_is_text_and_the_page_is_self_contained(run_dir: Path
     text = "".join(page.text)
     assert SCRIPT in text and IMG in text  # what a reader sees
     # the failures section names the failing cell and its (escaped) message
-    assert "Expectation failures: 1" in text and "markup-in-item-text#0|bm25(" in text
+    assert "Failures: 1" in text and "markup-in-item-text#0|bm25(" in text
     assert f"selected ['x1', '{EVIL_ID}', 'q'], expected ['q']" in text
     # the scenarios section: the prompt, and packed ids with their texts
     assert f"{SCRIPT} deploy branch?" in text and "Lunch order closes at noon." in text
@@ -197,8 +197,8 @@ def test_plots_decode_with_matplotlib(run_dir: Path) -> None:
 def test_report_html_is_byte_deterministic(run_dir: Path) -> None:
     before = {n: (run_dir / n).read_bytes() for n in ("report.html", *PLOTS)}
     # same records (resumed from results.jsonl, latency included): same bytes
-    config = run_dir.parent.parent / "evals" / "cfg.yaml"
-    again = evaluate(config, out_root=run_dir.parent, jobs=1, executor="serial", resume=True)
+    config = run_dir.parents[2] / "evals" / "cfg.yaml"  # <root>/reports/<name>/<run id>
+    again = evaluate(config, out_root=run_dir.parents[1], jobs=1, executor="serial", resume=True)
     assert again == run_dir
     assert {n: (run_dir / n).read_bytes() for n in before} == before
 

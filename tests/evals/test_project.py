@@ -24,11 +24,11 @@ def test_init_writes_the_starter_set_and_it_runs_as_it_is(
     monkeypatch.chdir(tmp_path / "p")
     assert main(["scenarios", "compile"]) == 0
     assert main(["eval", "--jobs", "1"]) == 0  # default config: ./ctxpack.yaml
-    summary = json.loads(Path("reports/latest/summary.json").read_text())
+    summary = json.loads(Path("reports/starter/latest/summary.json").read_text())
     assert summary["expectation_failures"] == []
     assert summary["cells"] > 0
     assert default_gates() == Path("gates.yaml")
-    assert main(["gate", "--baseline", "reports/latest/summary.json"]) == 0
+    assert main(["gate", "--baseline", "reports/starter/latest/summary.json"]) == 0
     capsys.readouterr()
 
 

@@ -74,7 +74,8 @@ def test_reports_are_byte_identical_whichever_executor(tmp_path: Path) -> None:
     assert validate_summary(summary) == []
     assert summary["cells"] == TURNS * 9  # 3 specs x 3 budgets
     assert all(sum(g["hard_invariants"].values()) == 0 for g in summary["groups"])
-    assert (tmp_path / "a" / "latest" / "summary.md").exists()
+    assert serial.parent.parent == tmp_path / "a"  # <out>/<config name>/<run id>
+    assert (serial.parent / "latest" / "summary.md").exists()
 
 
 def test_resume_after_an_interruption_loses_nothing(tmp_path: Path) -> None:
@@ -104,7 +105,7 @@ def test_corrupt_results_line_is_an_error(tmp_path: Path) -> None:
         ({"strategies": ["bm26"]}, "/strategies/0: unknown strategy"),
         ({"strategies": ["bm25(k9=1)"]}, "unknown parameter"),
         ({"strategies": ["bm25", "bm25(k1=1.2)"]}, "duplicate strategy spec"),
-        ({"suites": ["no/such/*.jsonl"]}, "no compiled scenario file matches"),
+        ({"suites": ["no/such/*.jsonl"]}, "no scenario file matches"),
         ({"budgets": [0]}, "schema violation"),
         ({"colour": "red"}, "schema violation"),
         ({"baseline_strategy": "clarity"}, "not one of the configured strategies"),

@@ -1,0 +1,157 @@
+"""``ctxpack eval``: run a config (or scenario files) and exit 1 when anything
+failed, as a CI step expects.
+
+Exit codes: 0 when every cell passed; 1 when a cell missed an expectation,
+broke a hard invariant or its packer failed (the failure classes are printed,
+and are the ones summary.md and junit.xml count), unless ``--no-fail``; 2 for
+bad input. ``--quiet`` prints one line per run instead of summary.md; a progress
+bar is drawn only on a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxpack.cli.common import EXIT_FAIL, EXIT_OK, bounded, config_path
+from ctxpack.packer.errors import InputError
+
+__all__ = ["add_parsers"]
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The config to run: ``--config`` or ./ctxpack.yaml, with the suites given
+    on the command line (YAML sources or compiled mirrors) in place of its own;
+    with suites and no config at all, the starter config's strategies and budgets."""
+    from ctxpack.evals.project import CONFIG, DATA
+    from ctxpack.evals.run.config import load_config
+
+    if not args.suites:
+        return load_config(config_path(args))
+    chosen = Path(args.config) if args.config else Path(CONFIG)
+    config = load_config(chosen if chosen.exists() or args.config else DATA / "ctxpack.yaml")
+    suites = []
+    for text in args.suites:
+        path = Path(text)
+        if not path.is_file():
+            raise InputError("", "no such scenario file", source=text)
+        suites.append(path)
+    stems = [p.stem for p in suites]
+    twice = sorted({s for s in stems if stems.count(s) > 1})
+    if twice:
+        raise InputError(
+            "", f"two suites named {twice[0]!r}: their cells would collide", source=text
+        )
+    return dataclasses.replace(config, suites=tuple(suites))
+
+
+def _selection(args: argparse.Namespace) -> Any:
+    from ctxpack.evals.run.select import Selection
+
+    return Selection(tuple(args.suite), tuple(args.strategy), tuple(args.tag))
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ctxpack.evals.report.failures import describe  # the harness, imported only here
+    from ctxpack.evals.run.evaluate import evaluate
+    from ctxpack.evals.run.select import describe_run, narrow
+
+    config = _config(args)
+    if args.list:
+        selection = _selection(args)
+        print("\n".join(describe_run(narrow(config, selection), selection)))
+        return EXIT_OK
+    run_dir = evaluate(
+        config,
+        out_root=Path(args.out),
+        jobs=args.jobs,
+        executor=args.executor,
+        resume=args.resume,
+        scheduler=args.scheduler,
+        packer=args.packer,
+        packer_timeout=args.packer_timeout,
+        selection=_selection(args),
+        keep=args.keep,
+        progress=not args.quiet,
+    )
+    summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
+    failures = summary["failures"]
+    failed = failures["cells"] > 0
+    verdict = "FAILED" if failed else "passed"
+    line = (
+        f"eval {summary['manifest']['run_id']}: {verdict}: {summary['cells']} cells, "
+        f"{describe(failures)}; reports in {run_dir}/"
+    )
+    if not args.quiet:
+        print((run_dir / "summary.md").read_text("utf-8"))
+        print(f"latest: {run_dir.parent / 'latest'}/")
+    print(line)
+    return EXIT_FAIL if failed and not args.no_fail else EXIT_OK
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="run an eval config: strategies x scenarios x budgets; exit 1 on failures",
+        description="Run an eval config. Exit 1 when a cell missed an expectation, broke a "
+        "hard invariant or its packer failed (--no-fail: 0), 2 on bad input.",
+    )
+    p.add_argument(
+        "suites",
+        nargs="*",
+        metavar="SUITE",
+        help="scenario files to run instead of the config's suites: YAML sources (compiled "
+        "in memory) or compiled .jsonl mirrors",
+    )
+    p.add_argument("--config", help="eval config YAML (default ./ctxpack.yaml)")
+    p.add_argument(
+        "--jobs", type=bounded(int, 1, 256), default=2, help="worker processes (default 2)"
+    )
+    p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
+    p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
+    p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
+    p.add_argument(
+        "--out",
+        default="reports",
+        help="reports root (default reports/): runs go to <out>/<config name>/<run id>/, "
+        "the newest complete one linked as <out>/<config name>/latest/",
+    )
+    p.add_argument(
+        "--keep",
+        type=bounded(int, 1, 10**6),
+        metavar="N",
+        help="after the run, keep only the config's N newest complete runs",
+    )
+    p.add_argument(
+        "--packer",
+        help="pack every spec with an external program, cmd:'COMMAND' "
+        "(docs/external-packers.md; to run one beside the built-ins, name it in the config)",
+    )
+    p.add_argument(
+        "--packer-timeout",
+        type=bounded(float, 0.001, 86_400),
+        default=10.0,
+        help="seconds an external packer has per cell (default 10)",
+    )
+    p.add_argument("--suite", action="append", default=[], help="only this suite (name or pattern)")
+    p.add_argument(
+        "--strategy",
+        action="append",
+        default=[],
+        help="only this strategy (label, spec or packer name; repeatable)",
+    )
+    p.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        help="only scenarios with this tag or pattern, e.g. 'category:*' (repeatable)",
+    )
+    p.add_argument("--list", action="store_true", help="print what would run, and run nothing")
+    p.add_argument("--no-fail", action="store_true", help="exit 0 even when cells failed")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="one line per run, no summary, no progress"
+    )
+    p.set_defaults(func=cmd_eval)

@@ -1,0 +1,136 @@
+"""The Python entry point: evaluate your own packer, beside ctxpack's strategies,
+on an eval config's scenarios (``ctxpack.evaluate``).
+
+::
+
+    import ctxpack
+    from ctxpack.packer.contextpack import make_pack
+
+    def newest_first(request):
+        kept, used = [], 0
+        for item in reversed(request["items"]):
+            if used + item["tokens"] <= request["budget_tokens"]:
+                kept.append(item["id"])
+                used += item["tokens"]
+        return make_pack(request, kept[::-1])
+
+    run = ctxpack.evaluate(newest_first, "ctxpack.yaml")
+    print(run.failures, run.dir)
+    cells = run.cells()  # a pandas DataFrame, one row per cell
+
+The packer is any callable from a request dict (``ctxpack.request.v1``, every
+default filled: what an external packer gets) to a pack dict (ContextPack v1;
+:func:`~ctxpack.packer.contextpack.make_pack` makes one from the ids kept), or
+``"cmd:COMMAND"`` for a program speaking the external-packer protocol. Its
+cells are judged by the same metrics, expectations and hard invariants as
+ctxpack's strategies, and named after it in every report. An exception it
+raises fails that cell (``CRASH``), not the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxpack.evals.run.config import EvalConfig, config_from, load_config
+from ctxpack.evals.run.evaluate import evaluate as run_eval
+from ctxpack.evals.run.packers import NamedPacker, PackFunction, named_packer, python_packer
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.jsonio import loads
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Run", "evaluate"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished run: its folder and its summary."""
+
+    dir: Path
+    summary: Mapping[str, Any]
+
+    @property
+    def failures(self) -> Mapping[str, Any]:
+        """The failing cells by class (summary.json's ``failures``)."""
+        failures: Mapping[str, Any] = self.summary["failures"]
+        return failures
+
+    @property
+    def passed(self) -> bool:
+        """No cell missed an expectation, broke a hard invariant or failed."""
+        return not self.failures["cells"]
+
+    def cells(self) -> pd.DataFrame:
+        """One row per cell, typed (:func:`ctxpack.evals.load_run`)."""
+        from ctxpack.evals.report.frame import load_run
+
+        return load_run(self.dir)
+
+
+def _with_packer(config: EvalConfig, packer: NamedPacker, builtins: bool) -> EvalConfig:
+    if not builtins:
+        return dataclasses.replace(
+            config,
+            specs=(packer.name,),
+            packers={packer.name: packer},
+            baseline=packer.name,
+            compare=(),
+        )
+    if packer.name in config.labels.values():
+        raise InputError(
+            "name",
+            "already a strategy of the config; name your packer otherwise",
+            found=packer.name,
+        )
+    return dataclasses.replace(
+        config,
+        specs=(*config.specs, packer.name),
+        packers={**config.packers, packer.name: packer},
+    )
+
+
+def evaluate(
+    packer: PackFunction | str | None = None,
+    config: str | Path | Mapping[str, Any] = "ctxpack.yaml",
+    *,
+    name: str | None = None,
+    strategy: str = "chronological",
+    builtins: bool = True,
+    out: str | Path = "reports",
+    jobs: int = 1,
+    executor: str = "serial",
+    keep: int | None = None,
+    timeout: float = 10.0,
+) -> Run:
+    """Run ``config`` (a YAML file, or its content as a mapping) with ``packer``
+    as one more strategy named ``name`` (default: the function's name; with
+    ``builtins=False``, the only one), its requests carrying ``strategy``; write
+    the reports under ``out`` and return the run. ``executor="process"`` needs a
+    packer that pickles (a module-level function)."""
+    if isinstance(config, Mapping):
+        loaded = config_from(config, Path.cwd())
+    else:
+        loaded = load_config(Path(config))
+    if isinstance(packer, str):
+        named = named_packer(
+            {"name": name or "packer", "packer": packer, "strategy": strategy, "timeout": timeout},
+            "packer",
+        )
+        loaded = _with_packer(loaded, named, builtins)
+    elif packer is not None:
+        loaded = _with_packer(loaded, python_packer(packer, name, strategy), builtins)
+    run_dir = run_eval(
+        loaded,
+        out_root=Path(out),
+        jobs=jobs,
+        executor=executor,
+        keep=keep,
+        progress=False,
+    )
+    summary = loads((run_dir / "summary.json").read_bytes(), source=str(run_dir))
+    return Run(run_dir, summary)

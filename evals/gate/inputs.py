@@ -1,0 +1,207 @@
+"""The gate's inputs, each checked before anything is compared: the gates file
+(``gates.v1.json`` plus the metric names of :data:`~.metrics.GATEABLE`), the
+two summaries (``eval-summary.v1.json``, no duplicate group) and, by default,
+where the current run is. Every refusal is one :class:`InputError` line naming
+the file, the line or JSON pointer, what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from jsonschema.exceptions import best_match
+
+from ctxpack.evals.gate.metrics import GATEABLE
+from ctxpack.evals.report.model import SUMMARY_SCHEMA_ID
+from ctxpack.evals.run.folder import LATEST, safe_component
+from ctxpack.evals.scenarios.yamlsafe import load_yaml
+from ctxpack.evals.schemafiles import validator
+from ctxpack.packer.errors import InputError, pointer
+from ctxpack.packer.jsonio import loads
+
+__all__ = [
+    "GATES_SCHEMA_ID",
+    "Gates",
+    "default_current",
+    "group_key",
+    "load_gates",
+    "load_summary",
+    "replay_key",
+]
+
+GATES_SCHEMA_ID: Final = "ctxpack.gates.v1"
+_MAX_MESSAGE: Final = 160
+
+
+def _violation(data: Any, schema_file: str) -> tuple[str, str] | None:
+    """The most relevant schema violation as (JSON pointer, one-line message)."""
+    err = best_match(validator(schema_file).iter_errors(data))
+    if err is None:
+        return None
+    where = "".join(f"/{p}" for p in err.absolute_path) or "/"
+    message = " ".join(str(err.message).split())
+    if len(message) > _MAX_MESSAGE:
+        message = message[: _MAX_MESSAGE - 3] + "..."
+    return where, message
+
+
+@dataclass(frozen=True)
+class Gates:
+    """The thresholds: how far each gated metric may move the wrong way (in file
+    order): a drop where higher is better, a rise where lower is, either way
+    where neither is (:data:`~.metrics.GATEABLE`). ``alpha``: when set, a move
+    beyond its allowance fails only if a paired test over scenarios gives
+    p < alpha. Hard invariants must be 0 and every expectation must pass."""
+
+    max_drop: Mapping[str, float]
+    source: str
+    alpha: float | None = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.max_drop) - GATEABLE.keys())
+        if unknown:
+            raise ValueError(f"not a gateable metric: {', '.join(unknown)}")
+
+    def describe(self) -> str:
+        """The thresholds in one line, e.g. ``allowed drop mrr 0.03; hard invariants 0; ...``."""
+        said: dict[str, list[str]] = {"drop": [], "rise": [], "change": []}
+        way = {1: "drop", -1: "rise", 0: "change"}
+        for m, v in self.max_drop.items():
+            said[way[GATEABLE[m].better]].append(f"{m} {v:g}")
+        parts = [f"allowed {w} " + ", ".join(these) for w, these in said.items() if these]
+        parts += ["hard invariants 0", "expectations all"]
+        if self.alpha is not None:
+            parts.append(f"a regression must be significant (p < {self.alpha:g})")
+        return "; ".join(parts)
+
+    def metrics(self, replay: bool) -> dict[str, float]:
+        """The gated metrics of the replay groups, or of the main groups."""
+        return {
+            m: v for m, v in self.max_drop.items() if (GATEABLE[m].source == "replay") == replay
+        }
+
+
+def _unknown_metric(name: str) -> str:
+    close = difflib.get_close_matches(name, list(GATEABLE), n=1)
+    return "unknown metric" + (f", did you mean {close[0]!r}?" if close else "")
+
+
+def load_gates(path: Path) -> Gates:
+    """A validated gates file; errors name the file, line and JSON pointer. An
+    unknown metric name is refused with the list of the names the gate knows."""
+    data, lines = load_yaml(path)
+    metrics = data.get("metrics") if isinstance(data, dict) else None
+    for name in metrics if isinstance(metrics, dict) else ():
+        if name not in GATEABLE:
+            raise lines.error(
+                pointer("metrics", name),
+                _unknown_metric(name),
+                expected="one of " + ", ".join(GATEABLE),
+                found=name,
+            )
+    found = _violation(data, "gates.v1.json")
+    if found is not None:
+        where, message = found
+        raise lines.error("" if where == "/" else where, f"schema violation: {message}")
+    for metric, drop in data["metrics"].items():  # YAML's .nan and .inf are numbers too
+        if not math.isfinite(drop):
+            raise lines.error(
+                pointer("metrics", metric),
+                "not a finite number",
+                expected="an allowed move >= 0",
+                found=drop,
+            )
+    alpha = data.get("significance", {}).get("alpha")
+    if alpha is not None and not math.isfinite(alpha):
+        raise lines.error(
+            "/significance/alpha", "not a finite number", expected="0 < alpha <= 0.5", found=alpha
+        )
+    return Gates(
+        max_drop={m: float(v) for m, v in data["metrics"].items()},
+        source=lines.source,
+        alpha=None if alpha is None else float(alpha),
+    )
+
+
+def group_key(group: Mapping[str, Any]) -> tuple[str, str]:
+    """A main group's (strategy label, budget)."""
+    return str(group["label"]), str(group["budget"])
+
+
+def replay_key(group: Mapping[str, Any]) -> tuple[str, str]:
+    """A replay group's (strategy cell, budget): ``label@profile/static``."""
+    where = f"{group['profile']}/{group['static_prefix_tokens']}"
+    return f"{group['label']}@{where}", str(group["budget"])
+
+
+def load_summary(path: Path, role: str) -> dict[str, Any]:
+    """A summary.json checked against ``eval-summary.v1.json``; ``role``
+    ("baseline" or "current") names it in errors."""
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            "", f"cannot read the {role} summary: {exc.strerror}", source=source
+        ) from None
+    data = loads(raw, source=source)
+    if not isinstance(data, dict):
+        raise InputError(
+            "/",
+            f"the {role} summary is not a JSON object",
+            expected="an object",
+            found=data,
+            source=source,
+        )
+    if "schema" not in data:
+        raise InputError(
+            "/schema", f"{role} has no schema field, expected {SUMMARY_SCHEMA_ID}", source=source
+        )
+    if data["schema"] != SUMMARY_SCHEMA_ID:
+        shown = data["schema"] if isinstance(data["schema"], str) else json.dumps(data["schema"])
+        raise InputError(
+            "/schema", f"{role} has schema {shown}, expected {SUMMARY_SCHEMA_ID}", source=source
+        )
+    found = _violation(data, "eval-summary.v1.json")
+    if found is not None:
+        where, message = found
+        raise InputError(
+            where, f"the {role} summary violates eval-summary.v1.json: {message}", source=source
+        )
+    seen: set[tuple[str, str]] = set()
+    replay = data.get("replay", {}).get("groups", [])
+    for where, key in [
+        *((f"/groups/{i}", group_key(g)) for i, g in enumerate(data["groups"])),
+        *((f"/replay/groups/{i}", replay_key(g)) for i, g in enumerate(replay)),
+    ]:
+        if key in seen:
+            raise InputError(
+                where, f"duplicate group for strategy {key[0]} at budget {key[1]}", source=source
+            )
+        seen.add(key)
+    return data
+
+
+def default_current(baseline: Mapping[str, Any], reports: Path = Path("reports")) -> Path:
+    """Where the current run is when ``--current`` is not given: the latest run
+    of the baseline's config, ``reports/<name>/latest/summary.json`` (``name``
+    made a safe path component, as ``ctxpack eval`` names its folders), else
+    ``reports/latest/summary.json`` (the layout before per-config folders)."""
+    named = reports / safe_component(str(baseline["manifest"]["name"])) / LATEST / "summary.json"
+    if named.exists():
+        return named
+    legacy = reports / LATEST / "summary.json"
+    if not legacy.exists():
+        raise InputError(
+            "",
+            f"no current run: neither {named} nor {legacy} exists; "
+            "run `ctxpack eval` first, or pass --current",
+            source="current",
+        )
+    return legacy

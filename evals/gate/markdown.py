@@ -1,0 +1,132 @@
+"""The gate's result as Markdown, for a pull-request comment or a GitHub job
+summary: a heading with the verdict (✅ or ❌), a table of the problems (failed
+rules, regressed, missing and not significant metrics, strategies by label),
+the failing expectations, the notes, and every check in a collapsed
+``<details>``.
+
+``--markdown FILE`` replaces FILE atomically; ``$GITHUB_STEP_SUMMARY`` is
+appended to, as GitHub documents for job summaries ("Adding a job summary":
+each step appends its Markdown to the file the variable names).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from ctxpack.evals.gate.checks import Check, GateResult
+from ctxpack.evals.gate.text import KINDS, problems, significance_text, verdict_line
+from ctxpack.packer.errors import InputError
+from ctxpack.packer.files import check_target
+
+__all__ = ["MAX_CHARS", "append_step_summary", "render_markdown"]
+
+_HEAD = ("strategy", "budget", "check", "baseline", "current", "change", "allowed")
+# GitHub refuses a pull-request comment over 65,536 characters (a job summary may
+# hold 1 MiB): the table of every check is cut short to stay under it.
+MAX_CHARS = 60_000
+
+
+def _text(value: str) -> str:
+    """Free text in Markdown: no HTML, no table-ending pipe, one line."""
+    return html.escape(" ".join(value.split()), quote=False).replace("|", "\\|")
+
+
+def _code(value: str, in_table: bool = True) -> str:
+    """A label or key as inline code, whatever backticks it holds (and, in a
+    table, pipes: GitHub ends a cell at any unescaped one, even in code)."""
+    longest = max((len(run) for run in re.findall("`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    code = f"{fence}{pad}{' '.join(value.split())}{pad}{fence}"
+    return code.replace("|", "\\|") if in_table else code
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _check_cells(check: Check) -> list[str]:
+    shown = check.cells()
+    strategy = "run" if check.strategy == "*" else _code(check.strategy)
+    budget = "–" if check.budget == "*" else _text(check.budget)
+    metric = "strategy present" if check.metric == "*" else _code(check.metric)
+    return [strategy, budget, metric, *(_text(c) for c in shown[3:7])]
+
+
+def _table(
+    checks: Sequence[Check], head: Sequence[str], cells: Callable[[Check], list[str]]
+) -> list[str]:
+    return [_row(head), _row("---" for _ in head), *(_row(cells(c)) for c in checks)]
+
+
+def render_markdown(result: GateResult) -> str:
+    """The whole result as Markdown (ends with a newline)."""
+    mark, word = ("✅", "passed") if result.passed else ("❌", "failed")
+    said = verdict_line(result).split(": ", 2)[-1]
+    lines = [f"## {mark} ctxpack gate: {word}", "", _text(said[0].upper() + said[1:]) + ".", ""]
+    shown = problems(result)
+    if shown:
+        with_p = result.alpha is not None
+        columns = ["", *_HEAD, *(["significance"] if with_p else [])]
+
+        def problem(c: Check) -> list[str]:
+            test = significance_text(c, result.alpha, result.confidence) if with_p else ""
+            return [
+                f"**{KINDS[c.verdict]}**",
+                *_check_cells(c),
+                *([_text(test) or "–"] if with_p else []),
+            ]
+
+        lines += [*_table(shown, columns, problem), ""]
+    if result.failures:
+        lines += ["Failing expectations:", ""]
+        for f in result.failures:
+            key, sep, why = f.partition(": ")
+            lines.append(f"- {_code(key, in_table=False)}{': ' + _text(why) if sep else ''}")
+        lines.append("")
+    for note in result.notes:  # a blank line apart, or they merge into one quote
+        lines += [f"> **Note:** {_text(note)}", ""]
+    lines += [f"- {_text(h)}" for h in result.header]
+    head = "\n".join(lines) + "\n\n"
+    return head + "\n".join(_details(result, MAX_CHARS - len(head))) + "\n"
+
+
+def _details(result: GateResult, room: int) -> list[str]:
+    """Every check in a collapsed table, cut short to fit in ``room`` characters."""
+    rows = _table(result.checks, [*_HEAD, "verdict"], lambda c: [*_check_cells(c), c.verdict])
+    end = ["", "</details>"]
+    used = 200 + sum(len(r) + 1 for r in rows[:2])  # the <details> lines and a "more" line
+    shown = 2
+    while shown < len(rows) and used + len(rows[shown]) + 1 <= room:
+        used += len(rows[shown]) + 1
+        shown += 1
+    if shown < len(rows):
+        end = ["", f"... and {len(rows) - shown} more checks: run `ctxpack gate --verbose`", *end]
+    summary = f"<details><summary>Every check ({len(result.checks)})</summary>"
+    return [summary, "", *rows[:shown], *end]
+
+
+def append_step_summary(path: Path, text: str) -> None:
+    """Append ``text`` to a GitHub job summary file in one write (a blank line
+    first when the file already holds another step's summary)."""
+    source = f"GITHUB_STEP_SUMMARY={path}"
+    try:
+        check_target(path)
+    except InputError as exc:
+        raise exc.with_source(source) from None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            data = (("\n" if os.fstat(fd).st_size else "") + text).encode("utf-8")
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise InputError(
+            "", f"cannot append the job summary: {exc.strerror}", source=source
+        ) from None

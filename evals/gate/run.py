@@ -1,0 +1,56 @@
+"""``ctxpack gate`` end to end: load and check the inputs, compare, and (with a
+significance level) judge each regression by a paired test over scenarios."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ctxpack.evals.gate.checks import GateResult, compare
+from ctxpack.evals.gate.inputs import default_current, load_gates, load_summary
+from ctxpack.evals.gate.significance import judge_regressions, load_run_cells, settings_of
+from ctxpack.packer.errors import InputError
+
+__all__ = ["run_gate"]
+
+
+def run_gate(
+    baseline: Path,
+    current: Path | None,
+    gates: Path,
+    *,
+    significance: float | None = None,
+) -> GateResult:
+    """Load and check the files, then compare. ``current`` None: the latest run
+    of the baseline's config (:func:`~.inputs.default_current`).
+    ``significance``: the level a regression's paired test must reach to fail
+    (default: the gates file's ``significance.alpha``, else no test)."""
+    rules = load_gates(gates)
+    base = load_summary(baseline, "baseline")
+    current = default_current(base) if current is None else current
+    cur = load_summary(current, "current")
+    if base["manifest"]["name"] != cur["manifest"]["name"]:  # e.g. latest is another config
+        raise InputError(
+            "/manifest/name",
+            "the summaries come from different eval configs",
+            expected=f"a run of {base['manifest']['name']!r} (the baseline's)",
+            found=cur["manifest"]["name"],
+            source=str(current),
+        )
+    alpha = rules.alpha if significance is None else significance
+    rules = dataclasses.replace(rules, alpha=alpha)
+    result = compare(base, cur, rules)
+    confidence = None
+    checks = result.checks
+    if alpha is not None:
+        settings = settings_of(cur, alpha)
+        confidence = settings.confidence
+        base_cells = load_run_cells(baseline, "baseline")
+        cur_cells = load_run_cells(current, "current")
+        checks = judge_regressions(checks, base_cells, cur_cells, settings)
+    header = (
+        f"baseline: {baseline} ({base['manifest']['run_id']})",
+        f"current:  {current} ({cur['manifest']['run_id']})",
+        f"gates:    {rules.source}: {rules.describe()}",
+    )
+    return GateResult(checks, header, result.notes, result.failures, alpha, confidence)
