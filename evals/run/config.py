@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -67,6 +67,10 @@ class EvalConfig:
     @property
     def labels(self) -> dict[str, str]:
         return {s: self.label(s) for s in self.specs}
+
+    def find(self, ref: str) -> str | None:
+        """The spec ``ref`` names (:func:`find_spec`), or None."""
+        return find_spec(ref, self.specs, self.packers)
 
 
 def load_config(path: Path) -> EvalConfig:
@@ -189,24 +193,30 @@ def _label(spec: str, packers: Mapping[str, NamedPacker]) -> str:
 def _resolve(
     ref: str, specs: list[str], packers: Mapping[str, NamedPacker], lines: LineMap, where: str
 ) -> str:
-    """A configured strategy named by ``baseline_strategy`` or a ``compare``
-    entry: a spec as written, in its canonical form, or by its label (a named
-    packer by its name)."""
+    """The strategy ``baseline_strategy`` or a ``compare`` entry names
+    (:func:`find_spec`), or an error naming the line."""
+    spec = find_spec(ref, specs, packers)
+    if spec is None:
+        raise lines.error(
+            where,
+            "not one of the configured strategies",
+            expected=" | ".join(_label(s, packers) for s in specs),
+            found=ref,
+        )
+    return spec
+
+
+def find_spec(ref: str, specs: Sequence[str], packers: Mapping[str, NamedPacker]) -> str | None:
+    """The configured spec ``ref`` names: by its label (a named packer by its
+    name), as written, or in its canonical form; None if none."""
     by_label = {_label(s, packers): s for s in specs}
     if ref in by_label:
         return by_label[ref]
     try:
-        spec = parse_pack_spec(ref, where).spec_string()
+        spec = parse_pack_spec(ref).spec_string()
     except InputError:
-        spec = ""
-    if spec not in specs:
-        raise lines.error(
-            where,
-            "not one of the configured strategies",
-            expected=" | ".join(by_label),
-            found=ref,
-        )
-    return spec
+        return None
+    return spec if spec in specs else None
 
 
 def _cache_profiles(cache: Mapping[str, Any], lines: LineMap) -> dict[str, Profile]:

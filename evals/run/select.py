@@ -23,7 +23,6 @@ from typing import Any
 from ctxpack.evals.run.config import EvalConfig
 from ctxpack.evals.run.runner import tasks
 from ctxpack.packer.errors import InputError
-from ctxpack.packer.packspec import parse_pack_spec
 
 __all__ = ["Selection", "describe_run", "narrow"]
 
@@ -42,22 +41,15 @@ class Selection:
 
 
 def _spec_of(config: EvalConfig, ref: str) -> str:
-    by_label = config.labels
-    for spec, label in by_label.items():
-        if ref in (spec, label):
-            return spec
-    try:
-        canonical = parse_pack_spec(ref, "--strategy").spec_string()
-    except InputError:
-        canonical = ""
-    if canonical in config.specs:
-        return canonical
-    raise InputError(
-        "--strategy",
-        "not one of the config's strategies",
-        expected=" | ".join(by_label.values()),
-        found=ref,
-    )
+    spec = config.find(ref)
+    if spec is None:
+        raise InputError(
+            "--strategy",
+            "not one of the config's strategies",
+            expected=" | ".join(config.labels.values()),
+            found=ref,
+        )
+    return spec
 
 
 def narrow(config: EvalConfig, selection: Selection) -> EvalConfig:
