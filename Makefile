@@ -1,4 +1,4 @@
-# ctxpack: two commands do all set-up on a fresh machine: `make eval` and `make test`.
+# packproof: two commands do all set-up on a fresh machine: `make eval` and `make test`.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -14,26 +14,26 @@ $(STAMP): pyproject.toml
 
 ## eval: the main job: every strategy on every golden scenario suite (evals/default.yaml)
 eval: $(STAMP)
-	$(VENV)/bin/ctxpack eval --config evals/default.yaml
+	$(VENV)/bin/packproof eval --config evals/default.yaml
 
 ## eval-locomo: import LoCoMo (../shared/data/locomo, never committed) and run evals/locomo.yaml,
 ## then import it as replays and run evals/locomo-replay.yaml (the prompt-cache economics)
 LOCOMO ?= ../shared/data/locomo/locomo_dev.json
 eval-locomo: $(STAMP)
-	$(VENV)/bin/ctxpack import locomo $(LOCOMO) -o reports/imports/locomo_dev.jsonl
-	$(VENV)/bin/ctxpack eval --config evals/locomo.yaml
-	$(VENV)/bin/ctxpack import locomo $(LOCOMO) --replay -o reports/imports/locomo_dev_replay.jsonl
-	$(VENV)/bin/ctxpack eval --config evals/locomo-replay.yaml
+	$(VENV)/bin/packproof import locomo $(LOCOMO) -o reports/imports/locomo_dev.jsonl
+	$(VENV)/bin/packproof eval --config evals/locomo.yaml
+	$(VENV)/bin/packproof import locomo $(LOCOMO) --replay -o reports/imports/locomo_dev_replay.jsonl
+	$(VENV)/bin/packproof eval --config evals/locomo-replay.yaml
 
 ## gate: compare the latest main eval (reports/default/latest/) with the committed baseline;
 ## exit 1 on a regression
 gate: $(STAMP)
-	$(VENV)/bin/ctxpack gate --baseline reports/baseline/summary.json --current reports/default/latest/summary.json
+	$(VENV)/bin/packproof gate --baseline reports/baseline/summary.json --current reports/default/latest/summary.json
 
 ## baseline: the one command that updates the committed baseline: its summary, and its cells
-## (gzipped, no timestamp) for `ctxpack gate --significance`; review the diff, then commit it
+## (gzipped, no timestamp) for `packproof gate --significance`; review the diff, then commit it
 baseline: $(STAMP)
-	$(VENV)/bin/ctxpack eval --config evals/default.yaml --no-fail
+	$(VENV)/bin/packproof eval --config evals/default.yaml --no-fail
 	mkdir -p reports/baseline
 	cp reports/default/latest/summary.json reports/baseline/summary.json
 	gzip -n -9 -c reports/default/latest/metrics.csv > reports/baseline/metrics.csv.gz
@@ -44,37 +44,37 @@ test: $(STAMP)
 
 ## check: lint and type-check
 check: $(STAMP)
-	$(PY) -m ruff check ctxpack packer evals tests
-	rm -rf build/typecheck && mkdir -p build/typecheck/ctxpack
-	for f in ctxpack/* packer evals; do ln -s "$(CURDIR)/$$f" build/typecheck/ctxpack/; done
+	$(PY) -m ruff check packproof packer evals tests
+	rm -rf build/typecheck && mkdir -p build/typecheck/packproof
+	for f in packproof/* packer evals; do ln -s "$(CURDIR)/$$f" build/typecheck/packproof/; done
 	$(PY) -m mypy
 
 ## golden: rewrite the golden packs (tests/golden/) and the compiled scenario mirrors; review the diff
 golden: $(STAMP)
-	$(VENV)/bin/ctxpack scenarios compile
+	$(VENV)/bin/packproof scenarios compile
 	$(PY) -m pytest -q tests/evals/test_golden.py --update-goldens
 
 ## bench: the packer, eval-grid, prompt-cache and replay benchmarks; write reports/bench/pack.json,
 ## pack.png, eval.json, cache.json, replay.json
 bench: $(STAMP)
-	$(PY) -m ctxpack.evals.bench.pack
-	$(PY) -m ctxpack.evals.bench.eval
-	$(PY) -m ctxpack.evals.bench.cache
-	$(PY) -m ctxpack.evals.bench.replay
+	$(PY) -m packproof.evals.bench.pack
+	$(PY) -m packproof.evals.bench.eval
+	$(PY) -m packproof.evals.bench.cache
+	$(PY) -m packproof.evals.bench.replay
 
-## installed: build the wheel, install it in a fresh venv, and run ctxpack init, scenarios
+## installed: build the wheel, install it in a fresh venv, and run packproof init, scenarios
 ## compile, eval and gate in an empty folder outside the repository (CI runs it)
 INSTALLED := build/installed
 installed: $(STAMP)
 	rm -rf $(INSTALLED) && mkdir -p $(INSTALLED)
 	$(PY) -m pip wheel --quiet --no-deps -w $(INSTALLED)/dist .
 	$(PYTHON) -m venv $(INSTALLED)/venv
-	$(INSTALLED)/venv/bin/python -m pip install --quiet "$$(ls $(INSTALLED)/dist/ctxpack-*.whl)[eval]"
+	$(INSTALLED)/venv/bin/python -m pip install --quiet "$$(ls $(INSTALLED)/dist/packproof-*.whl)[eval]"
 	cd "$$(mktemp -d)" && pwd && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack init && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack scenarios compile && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack eval --jobs 1 --quiet && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/ctxpack gate --baseline reports/starter/latest/summary.json
+	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof init && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof scenarios compile && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof eval --jobs 1 --quiet && \
+	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof gate --baseline reports/starter/latest/summary.json
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,10 +1,10 @@
-"""The Python entry point: evaluate your own packer, beside ctxpack's strategies,
-on an eval config's scenarios (``ctxpack.evaluate``).
+"""The Python entry point: evaluate your own packer, beside packproof's strategies,
+on an eval config's scenarios (``packproof.evaluate``).
 
 ::
 
-    import ctxpack
-    from ctxpack.packer.contextpack import make_pack
+    import packproof
+    from packproof.packer.contextpack import make_pack
 
     def newest_first(request):
         kept, used = [], 0
@@ -14,16 +14,16 @@ on an eval config's scenarios (``ctxpack.evaluate``).
                 used += item["tokens"]
         return make_pack(request, kept[::-1])
 
-    run = ctxpack.evaluate(newest_first, "ctxpack.yaml")
+    run = packproof.evaluate(newest_first, "packproof.yaml")
     print(run.failures, run.dir)
     cells = run.cells()  # a pandas DataFrame, one row per cell
 
-The packer is any callable from a request dict (``ctxpack.request.v1``, every
+The packer is any callable from a request dict (``packproof.request.v1``, every
 default filled: what an external packer gets) to a pack dict (ContextPack v1;
-:func:`~ctxpack.packer.contextpack.make_pack` makes one from the ids kept), or
+:func:`~packproof.packer.contextpack.make_pack` makes one from the ids kept), or
 ``"cmd:COMMAND"`` for a program speaking the external-packer protocol. Its
 cells are judged by the same metrics, expectations and hard invariants as
-ctxpack's strategies, and named after it in every report. An exception it
+packproof's strategies, and named after it in every report. An exception it
 raises fails that cell (``CRASH``), not the run.
 """
 
@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxpack.evals.run.config import EvalConfig, config_from, load_config
-from ctxpack.evals.run.evaluate import evaluate as run_eval
-from ctxpack.evals.run.packers import NamedPacker, PackFunction, named_packer, python_packer
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import loads
+from packproof.evals.run.config import EvalConfig, config_from, load_config
+from packproof.evals.run.evaluate import evaluate as run_eval
+from packproof.evals.run.packers import NamedPacker, PackFunction, named_packer, python_packer
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import loads
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,8 +66,8 @@ class Run:
         return not self.failures["cells"]
 
     def cells(self) -> pd.DataFrame:
-        """One row per cell, typed (:func:`ctxpack.evals.load_run`)."""
-        from ctxpack.evals.report.frame import load_run
+        """One row per cell, typed (:func:`packproof.evals.load_run`)."""
+        from packproof.evals.report.frame import load_run
 
         return load_run(self.dir)
 
@@ -96,7 +96,7 @@ def _with_packer(config: EvalConfig, packer: NamedPacker, builtins: bool) -> Eva
 
 def evaluate(
     packer: PackFunction | str | None = None,
-    config: str | Path | Mapping[str, Any] = "ctxpack.yaml",
+    config: str | Path | Mapping[str, Any] = "packproof.yaml",
     *,
     name: str | None = None,
     strategy: str = "chronological",

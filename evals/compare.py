@@ -1,8 +1,8 @@
-"""Two runs of the same suites, compared cell by cell: ``ctxpack compare A B``.
+"""Two runs of the same suites, compared cell by cell: ``packproof compare A B``.
 
 Run A is the reference (before), run B the candidate (after). Their cells pair
 by what a cell is, (suite, scenario, turn, strategy label, budget)
-(:mod:`~ctxpack.evals.report.pairs`), so a different config, strategy spec or
+(:mod:`~packproof.evals.report.pairs`), so a different config, strategy spec or
 packer build is fine: that is the point of a before/after comparison.
 
 For each (label, budget, metric) both runs have, the comparison holds the mean
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
-from ctxpack.evals.compare_flips import Flip, find_flips
-from ctxpack.evals.metrics.cell import HARD_INVARIANTS
-from ctxpack.evals.report.pairs import CELL, Cells, load_cells, pair_cells, paired_test
-from ctxpack.evals.report.text import budget_columns, ranking_columns
-from ctxpack.packer.errors import InputError
+from packproof.evals.compare_flips import Flip, find_flips
+from packproof.evals.metrics.cell import HARD_INVARIANTS
+from packproof.evals.report.pairs import CELL, Cells, load_cells, pair_cells, paired_test
+from packproof.evals.report.text import budget_columns, ranking_columns
+from packproof.packer.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +132,7 @@ class Change:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Everything ``ctxpack compare`` reports, computed once."""
+    """Everything ``packproof compare`` reports, computed once."""
 
     a: Side
     b: Side
@@ -163,7 +163,7 @@ class Comparison:
 
 
 def _load(path: Path, role: str) -> Cells:
-    from ctxpack.evals.run.folder import INCOMPLETE
+    from packproof.evals.run.folder import INCOMPLETE
 
     folder = path if path.is_dir() else path.parent
     if (folder / INCOMPLETE).exists():

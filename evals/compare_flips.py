@@ -1,4 +1,4 @@
-"""Which scenarios flipped between two runs, for ``ctxpack compare``.
+"""Which scenarios flipped between two runs, for ``packproof compare``.
 
 Per (strategy label, budget), a scenario passes in a run when none of its
 cells failed, and fails when one did: a judged cell whose ``expectation_pass``
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ctxpack.evals.report.pairs import Cells
+    from packproof.evals.report.pairs import Cells
 
 __all__ = ["Flip", "find_flips"]
 

@@ -1,9 +1,9 @@
-"""A ctxpack project's files: the starter set ``ctxpack init`` writes, and the
-defaults ``ctxpack eval`` and ``ctxpack gate`` fall back to.
+"""A packproof project's files: the starter set ``packproof init`` writes, and the
+defaults ``packproof eval`` and ``packproof gate`` fall back to.
 
-The starter set ships as package data (``evals/data/``), so an installed ctxpack
-works outside this repository: ``ctxpack init``, ``ctxpack scenarios compile``
-and ``ctxpack eval`` run it as it is.
+The starter set ships as package data (``evals/data/``), so an installed packproof
+works outside this repository: ``packproof init``, ``packproof scenarios compile``
+and ``packproof eval`` run it as it is.
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.files import write_atomic
+from packproof.packer.errors import InputError
+from packproof.packer.files import write_atomic
 
 __all__ = ["CONFIG", "GATES", "STARTER", "default_gates", "init_project", "shipped_space"]
 
 DATA: Final = Path(__file__).resolve().parent / "data"
-CONFIG: Final = "ctxpack.yaml"  # `ctxpack eval` reads it from the working folder
-GATES: Final = "gates.yaml"  # `ctxpack gate` prefers it there to the shipped one
-# what `ctxpack init DIR` writes (relative to DIR) from which shipped file
+CONFIG: Final = "packproof.yaml"  # `packproof eval` reads it from the working folder
+GATES: Final = "gates.yaml"  # `packproof gate` prefers it there to the shipped one
+# what `packproof init DIR` writes (relative to DIR) from which shipped file
 STARTER: Final = {
-    CONFIG: "ctxpack.yaml",
+    CONFIG: "packproof.yaml",
     GATES: "gates.yaml",
     "scenarios/example.yaml": "example.yaml",
 }
@@ -34,7 +34,7 @@ def default_gates() -> Path:
 
 
 def shipped_space(strategy: str) -> Path:
-    """The search space ``ctxpack tune`` uses for ``strategy`` when given none."""
+    """The search space ``packproof tune`` uses for ``strategy`` when given none."""
     path = DATA / "spaces" / f"{strategy}.yaml"
     if not path.exists():
         shipped = sorted(p.stem for p in (DATA / "spaces").glob("*.yaml"))
@@ -54,7 +54,7 @@ def init_project(folder: Path) -> list[Path]:
     for target in targets:
         if target.exists():
             raise InputError(
-                "", "already exists; ctxpack init writes nothing over a file", source=str(target)
+                "", "already exists; packproof init writes nothing over a file", source=str(target)
             )
     for target, shipped in targets.items():
         write_atomic(target, shipped.read_text("utf-8"))

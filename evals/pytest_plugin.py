@@ -1,15 +1,15 @@
 """A pytest plugin: a scenario suite as test cases for your own packer.
 
-    pytest --ctxpack-suite scenarios/compiled/trust.jsonl --ctxpack-packer mypacker:pack
+    pytest --packproof-suite scenarios/compiled/trust.jsonl --packproof-packer mypacker:pack
 
 It is registered through the ``pytest11`` entry point, so every pytest run where
-ctxpack is installed loads it: without ``--ctxpack-suite`` it only adds its
+packproof is installed loads it: without ``--packproof-suite`` it only adds its
 options, and it imports nothing of the harness. With it, each turn of each
 scenario is one test item (``SUITE::SCENARIO``, ``#TURN`` for a conversation's
-turns), judged as ``ctxpack eval --packer`` judges an external pack
-(docs/external-packers.md): ctxpack's definitions of the fresh tail, anchors and
+turns), judged as ``packproof eval --packer`` judges an external pack
+(docs/external-packers.md): packproof's definitions of the fresh tail, anchors and
 budget, the hard invariants, and the ``"*"`` expectations (plus one strategy's,
-with ``--ctxpack-expect``). A failing case shows the scenario's ``why``, what was
+with ``--packproof-expect``). A failing case shows the scenario's ``why``, what was
 unmet and the selected, missing and unexpected ids (docs/pytest-plugin.md).
 """
 
@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-# Types only: the harness is imported when --ctxpack-suite is given, not before.
+# Types only: the harness is imported when --packproof-suite is given, not before.
 if TYPE_CHECKING:
-    from ctxpack.evals.pytest_verdict import Packer, Verdict
-    from ctxpack.evals.scenarios.format import Scenario
+    from packproof.evals.pytest_verdict import Packer, Verdict
+    from packproof.evals.scenarios.format import Scenario
 
 __all__ = ["CaseFailed", "ScenarioCase", "Settings", "SuiteFile"]
 
 ALL: Final = "*"  # the expectations every packer is held to
-MARKER: Final = "ctxpack"
+MARKER: Final = "packproof"
 # The frame that calls a MODULE:CALLABLE packer: a traceback is shown from the next one.
 PACKER_CALL: Final = "call_packer"
 
@@ -55,40 +55,40 @@ SETTINGS: Final = pytest.StashKey[Settings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("ctxpack", "ctxpack scenario suites as test cases")
+    group = parser.getgroup("packproof", "packproof scenario suites as test cases")
     group.addoption(
-        "--ctxpack-suite",
+        "--packproof-suite",
         action="append",
         default=[],
         metavar="PATH",
         help="a scenario suite to run as test cases: compiled JSONL or a YAML source (repeatable)",
     )
     group.addoption(
-        "--ctxpack-packer",
+        "--packproof-packer",
         metavar="MODULE:CALLABLE",
-        help="the packer under test: a callable taking a ctxpack.request.v1 dict and "
+        help="the packer under test: a callable taking a packproof.request.v1 dict and "
         "returning a ContextPack v1 dict, or cmd:COMMAND (docs/external-packers.md)",
     )
     group.addoption(
-        "--ctxpack-strategy",
+        "--packproof-strategy",
         metavar="SPEC",
-        help="the strategy put in each request (default: the one --ctxpack-expect names, "
+        help="the strategy put in each request (default: the one --packproof-expect names, "
         "else the request default, chronological)",
     )
     group.addoption(
-        "--ctxpack-expect",
+        "--packproof-expect",
         default=ALL,
         metavar="NAME",
         help='whose named expectations apply besides "*" (a strategy name; default: "*" only)',
     )
     group.addoption(
-        "--ctxpack-min-recall",
+        "--packproof-min-recall",
         type=float,
         metavar="X",
         help="fail a case whose evidence recall (gold ids packed / gold ids) is below X",
     )
     group.addoption(
-        "--ctxpack-timeout",
+        "--packproof-timeout",
         type=float,
         default=10.0,
         metavar="SECONDS",
@@ -98,71 +98,72 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     opt = config.option
-    if not opt.ctxpack_suite:
-        if opt.ctxpack_packer or opt.ctxpack_strategy or opt.ctxpack_expect != ALL:
+    if not opt.packproof_suite:
+        if opt.packproof_packer or opt.packproof_strategy or opt.packproof_expect != ALL:
             raise pytest.UsageError(
-                "--ctxpack-packer, --ctxpack-strategy and --ctxpack-expect need "
-                "--ctxpack-suite PATH"
+                "--packproof-packer, --packproof-strategy and --packproof-expect need "
+                "--packproof-suite PATH"
             )
         return
     config.stash[SETTINGS] = _settings(config)
-    config.addinivalue_line("markers", f"{MARKER}: a case of a ctxpack scenario suite")
-    config.pluginmanager.register(SuitePlugin(config), "ctxpack-suites")
+    config.addinivalue_line("markers", f"{MARKER}: a case of a packproof scenario suite")
+    config.pluginmanager.register(SuitePlugin(config), "packproof-suites")
 
 
 def _settings(config: pytest.Config) -> Settings:
     """The checked options; a bad one is a one-line usage error."""
-    from ctxpack.evals.scenarios.compile import load_sources
-    from ctxpack.evals.scenarios.format import load_compiled
-    from ctxpack.packer.errors import InputError
-    from ctxpack.packer.packspec import parse_pack_spec
-    from ctxpack.packer.strategies import REGISTRY, build_strategy
+    from packproof.evals.scenarios.compile import load_sources
+    from packproof.evals.scenarios.format import load_compiled
+    from packproof.packer.errors import InputError
+    from packproof.packer.packspec import parse_pack_spec
+    from packproof.packer.strategies import REGISTRY, build_strategy
 
     opt = config.option
     here = config.invocation_params.dir
     suites: dict[Path, Sequence[Scenario]] = {}
-    for raw in opt.ctxpack_suite:
+    for raw in opt.packproof_suite:
         path = (here / raw).resolve()
         try:
             yaml = path.suffix in (".yaml", ".yml")
             suites[path] = load_sources([path])[path] if yaml else load_compiled(path)
         except InputError as exc:
-            raise pytest.UsageError(f"--ctxpack-suite {raw}: {exc}") from None
-    expect = opt.ctxpack_expect
+            raise pytest.UsageError(f"--packproof-suite {raw}: {exc}") from None
+    expect = opt.packproof_expect
     if expect != ALL and expect not in REGISTRY:
         known = ", ".join([repr(ALL), *sorted(REGISTRY)])
-        raise pytest.UsageError(f"--ctxpack-expect {expect}: not a strategy (one of {known})")
+        raise pytest.UsageError(f"--packproof-expect {expect}: not a strategy (one of {known})")
     fields: dict[str, Any] = {}
-    if opt.ctxpack_strategy is not None:
+    if opt.packproof_strategy is not None:
         try:
-            fields = parse_pack_spec(opt.ctxpack_strategy).request_fields()
+            fields = parse_pack_spec(opt.packproof_strategy).request_fields()
         except InputError as exc:
-            raise pytest.UsageError(f"--ctxpack-strategy {opt.ctxpack_strategy}: {exc}") from None
+            message = f"--packproof-strategy {opt.packproof_strategy}: {exc}"
+            raise pytest.UsageError(message) from None
     elif expect != ALL:  # a packer held to bm25's expectations is asked for bm25
         fields = {"strategy": build_strategy(expect, {}).spec()}
-    if not opt.ctxpack_packer:
-        raise pytest.UsageError("--ctxpack-suite needs --ctxpack-packer MODULE:CALLABLE")
+    if not opt.packproof_packer:
+        raise pytest.UsageError("--packproof-suite needs --packproof-packer MODULE:CALLABLE")
     # The packer's module is imported from the rootdir (and the invocation
     # directory), as pytest imports a conftest.py there.
     added = tuple(d for d in dict.fromkeys([str(config.rootpath), str(here)]) if d not in sys.path)
     sys.path[:0] = added
-    packer = _packer(opt.ctxpack_packer, opt.ctxpack_timeout)
+    packer = _packer(opt.packproof_packer, opt.packproof_timeout)
     return Settings(
-        suites, packer, opt.ctxpack_packer, fields, expect, opt.ctxpack_min_recall, added
+        suites, packer, opt.packproof_packer, fields, expect, opt.packproof_min_recall, added
     )
 
 
 def _packer(spec: str, timeout: float) -> Packer:
     """``MODULE:CALLABLE`` (a dotted attribute path is fine) or ``cmd:COMMAND``."""
     if spec.startswith("cmd:"):
-        from ctxpack.evals.run.external import external_packer, parse_packer
-        from ctxpack.packer.errors import InputError
+        from packproof.evals.run.external import external_packer, parse_packer
+        from packproof.packer.errors import InputError
 
         try:
             process = external_packer(parse_packer(spec), timeout)
         except InputError as exc:
             expected = f" (expected {exc.expected})" if exc.expected else ""
-            raise pytest.UsageError(f"--ctxpack-packer {spec}: {exc.message}{expected}") from None
+            raise pytest.UsageError(f"--packproof-packer {spec}: {exc.message}{expected}") from None
 
         def call(request: dict[str, Any]) -> tuple[str | None, Any]:
             failure, answer = process.call(request)
@@ -173,21 +174,23 @@ def _packer(spec: str, timeout: float) -> Packer:
         return call
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name.strip() or not attr.strip():
-        raise pytest.UsageError(f"--ctxpack-packer {spec}: expected MODULE:CALLABLE or cmd:COMMAND")
+        raise pytest.UsageError(
+            f"--packproof-packer {spec}: expected MODULE:CALLABLE or cmd:COMMAND"
+        )
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # the user's module: any error is reported, in one line
         raise pytest.UsageError(
-            f"--ctxpack-packer {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}"
+            f"--packproof-packer {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}"
         ) from None
     try:
         fn = functools.reduce(getattr, attr.split("."), module)
     except AttributeError:
         raise pytest.UsageError(
-            f"--ctxpack-packer {spec}: module {module_name} has no attribute {attr}"
+            f"--packproof-packer {spec}: module {module_name} has no attribute {attr}"
         ) from None
     if not callable(fn):
-        raise pytest.UsageError(f"--ctxpack-packer {spec}: {attr} is not callable")
+        raise pytest.UsageError(f"--packproof-packer {spec}: {attr} is not callable")
 
     def call_packer(request: dict[str, Any]) -> tuple[str | None, Any]:
         return None, fn(request)
@@ -196,7 +199,7 @@ def _packer(spec: str, timeout: float) -> Packer:
 
 
 class SuitePlugin:
-    """The hooks that work only with ``--ctxpack-suite``: registered then, not before."""
+    """The hooks that work only with ``--packproof-suite``: registered then, not before."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.settings = config.stash[SETTINGS]
@@ -207,7 +210,7 @@ class SuitePlugin:
         cases = sum(len(sc.turns) for scs in s.suites.values() for sc in scs)
         strategy = s.request_fields.get("strategy", {}).get("name", "chronological")
         return (
-            f"ctxpack: packer {s.packer_spec}, strategy {strategy}, "
+            f"packproof: packer {s.packer_spec}, strategy {strategy}, "
             f"expectations {_expectations(s.expect)}, {len(s.suites)} suite(s), {cases} case(s)"
         )
 
@@ -268,7 +271,7 @@ class ScenarioCase(pytest.Item):
         self.extra_keyword_matches.update([*scenario.tags, *scenario.turns[turn].tags])
 
     def runtest(self) -> None:
-        from ctxpack.evals.pytest_verdict import judge
+        from packproof.evals.pytest_verdict import judge
 
         s = self.config.stash[SETTINGS]
         verdict = judge(
@@ -320,7 +323,7 @@ class ScenarioCase(pytest.Item):
             if entry.name == PACKER_CALL and str(entry.path) == __file__
         ]
         if not calls or calls[-1] + 1 == len(tb):  # raised here, not in the packer
-            return f"{header}\nctxpack failed judging this case:\n{super().repr_failure(excinfo)}"
+            return f"{header}\npackproof failed judging this case:\n{super().repr_failure(excinfo)}"
         # The packer raised: its traceback from the packer's own frames on (past
         # pytest's and this plugin's), unless --fulltrace asks for every frame.
         if not self.config.getoption("fulltrace", False):

@@ -1,10 +1,10 @@
-"""The verdict on one case of the pytest plugin (:mod:`ctxpack.evals.pytest_plugin`):
+"""The verdict on one case of the pytest plugin (:mod:`packproof.evals.pytest_plugin`):
 a scenario turn's request packed by the packer under test, judged as
-``ctxpack eval --packer`` judges an external pack (docs/external-packers.md), and
+``packproof eval --packer`` judges an external pack (docs/external-packers.md), and
 said as a pytest user reads a failed assertion: what was unmet, then the
 selected, missing and unexpected ids.
 
-The plugin imports this module only when ``--ctxpack-suite`` is given, so a
+The plugin imports this module only when ``--packproof-suite`` is given, so a
 plain pytest run never pays for the harness.
 """
 
@@ -14,19 +14,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from ctxpack.evals.metrics.cell import HARD_INVARIANTS, cell_metrics
-from ctxpack.evals.run.external import judged, traced
-from ctxpack.evals.scenarios.format import Turn, expectation_failures
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.model import QUARANTINED
-from ctxpack.packer.pipeline import PackResult, assemble
-from ctxpack.packer.request import parse_request, request_to_json
-from ctxpack.packer.schema import validate
+from packproof.evals.metrics.cell import HARD_INVARIANTS, cell_metrics
+from packproof.evals.run.external import judged, traced
+from packproof.evals.scenarios.format import Turn, expectation_failures
+from packproof.packer.errors import InputError
+from packproof.packer.model import QUARANTINED
+from packproof.packer.pipeline import PackResult, assemble
+from packproof.packer.request import parse_request, request_to_json
+from packproof.packer.schema import validate
 
 __all__ = ["ALL", "Packer", "Verdict", "judge"]
 
 ALL: Final = "*"
-# Expectations that read ctxpack's own trace: checked only on a pack that carries it.
+# Expectations that read packproof's own trace: checked only on a pack that carries it.
 TRACE_KEYS: Final = ("mode", "reasons")
 SHOWN: Final = 20  # ids listed per diff line before "... and N more"
 
@@ -83,7 +83,7 @@ def judge(
     the applicable expectations, the hard invariants and, if set, the minimum
     evidence recall. ``request_fields`` (the strategy, cache-aware options) are
     set in the request; ``expect`` names whose expectations apply besides
-    ``"*"``. ``mode`` and ``reasons`` expectations describe ctxpack's trace, so
+    ``"*"``. ``mode`` and ``reasons`` expectations describe packproof's trace, so
     they are checked only on a pack carrying it."""
     try:
         reference = assemble(parse_request({**turn.request, **(request_fields or {})}))
@@ -98,7 +98,7 @@ def judge(
     applies = turn.expectations(expect)
     # Reasons are read from the pack's own trace, which has every reason of a
     # decision (judged() keeps each candidate's outcome, not the reasons the
-    # previous pack adds); without ctxpack's trace, mode and reasons go unchecked.
+    # previous pack adds); without packproof's trace, mode and reasons go unchecked.
     dropped = ("reasons",) if with_trace else TRACE_KEYS
     failures = expectation_failures(_without(turn, dropped), expect, result)
     if with_trace:
@@ -109,7 +109,7 @@ def judge(
     ]
     recall = metrics["evidence_recall"]
     if min_recall is not None and recall is not None and recall < min_recall:
-        failures.append(f"evidence recall {recall:.3g} < --ctxpack-min-recall {min_recall:g}")
+        failures.append(f"evidence recall {recall:.3g} < --packproof-min-recall {min_recall:g}")
     selected = [it["recordRef"] for it in answer["items"]]
     return Verdict(failures, selected, *_diff(turn, result, applies, selected))
 
@@ -122,7 +122,7 @@ def _without(turn: Turn, keys: Sequence[str]) -> Turn:
 
 def _reason_failures(applies: Sequence[Mapping[str, Any]], trace: Mapping[str, Any]) -> list[str]:
     """Unmet ``reasons`` expectations, against the trace's own decision reasons
-    (worded as :func:`~ctxpack.evals.scenarios.format.expectation_failures` words them)."""
+    (worded as :func:`~packproof.evals.scenarios.format.expectation_failures` words them)."""
     actual = {c["id"]: c["decision"]["reason"] for c in trace["candidates"]}
     failures = []
     for exp in applies:

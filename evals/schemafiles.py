@@ -14,7 +14,7 @@ __all__ = ["schema_text", "validator"]
 
 def schema_text(filename: str) -> str:
     """The text of a shipped harness schema, e.g. ``"scenarios.v1.json"``."""
-    return resources.files("ctxpack.evals").joinpath("schemas", filename).read_text("utf-8")
+    return resources.files("packproof.evals").joinpath("schemas", filename).read_text("utf-8")
 
 
 @cache

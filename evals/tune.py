@@ -1,4 +1,4 @@
-"""``ctxpack tune``: search a strategy's parameters, scored only on held-out conversations.
+"""``packproof tune``: search a strategy's parameters, scored only on held-out conversations.
 
 Every candidate parameter set (a grid, or a seeded random draw) is evaluated on
 the config's grid as one more strategy spec, so each turn is parsed and
@@ -16,7 +16,7 @@ A space may also search the cache-aware options (a ``cache`` block: every
 candidate is then ``strategy(...)+cache(...)``, and combinations with
 low_water + recall_share > 1 are left out), and, on replays, optimise probe
 recall under a cost ceiling or cost under a recall floor instead of one metric
-(an ``objective`` block: :mod:`ctxpack.evals.tune_objective`). The defaults to
+(an ``objective`` block: :mod:`packproof.evals.tune_objective`). The defaults to
 beat stay the strategy's plain default spec, so the report shows what the
 cache-aware options change.
 """
@@ -35,14 +35,14 @@ from typing import Any, Final
 import numpy as np
 from jsonschema.exceptions import best_match
 
-from ctxpack.evals.report.stats import mean_ci, paired
-from ctxpack.evals.run.config import EvalConfig, load_config
-from ctxpack.evals.run.folder import safe_component
-from ctxpack.evals.run.runner import run_cells
-from ctxpack.evals.run.suites import load_suite
-from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
-from ctxpack.evals.schemafiles import validator
-from ctxpack.evals.tune_objective import (
+from packproof.evals.report.stats import mean_ci, paired
+from packproof.evals.run.config import EvalConfig, load_config
+from packproof.evals.run.folder import safe_component
+from packproof.evals.run.runner import run_cells
+from packproof.evals.run.suites import load_suite
+from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
+from packproof.evals.schemafiles import validator
+from packproof.evals.tune_objective import (
     COST,
     RECALL,
     Candidate,
@@ -54,11 +54,11 @@ from ctxpack.evals.tune_objective import (
     require_two,
     searched,
 )
-from ctxpack.packer.cacheaware import CacheAware, check_option
-from ctxpack.packer.errors import InputError, require
-from ctxpack.packer.files import write_atomic
-from ctxpack.packer.jsonio import dumps, significant
-from ctxpack.packer.strategies import build_strategy
+from packproof.packer.cacheaware import CacheAware, check_option
+from packproof.packer.errors import InputError, require
+from packproof.packer.files import write_atomic
+from packproof.packer.jsonio import dumps, significant
+from packproof.packer.strategies import build_strategy
 
 __all__ = ["tune"]
 
@@ -226,7 +226,7 @@ def tune(
     executor: str = "process",
 ) -> tuple[Path, dict[str, Any]]:
     """Run the search; write tune.json and tune.md; return the directory and result."""
-    require("scipy", "eval", "ctxpack tune")  # its statistics; checked before the search
+    require("scipy", "eval", "packproof tune")  # its statistics; checked before the search
     config = load_config(config_path)
     space, objective = _load_space(space_path, strategy, config)
     default = make_candidate(strategy, {}, None)
@@ -235,10 +235,10 @@ def tune(
         _require_replays(config)
     specs = [c.spec for c in candidates]
     grid = dataclasses.replace(config, specs=tuple(dict.fromkeys([default.spec, *specs])))
-    with tempfile.TemporaryDirectory(prefix="ctxpack-tune-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="packproof-tune-") as tmp:
         records = run_cells(grid, Path(tmp), jobs=jobs, executor=executor)
     head: dict[str, Any] = {
-        "schema": "ctxpack.tune.v1",
+        "schema": "packproof.tune.v1",
         "config": config.name,
         "strategy": strategy,
         "search": space.get("search", "grid"),
@@ -349,7 +349,7 @@ def _markdown(r: Mapping[str, Any]) -> str:
         else ""
     )
     lines = [
-        f"# ctxpack tune: {r['strategy']} on {r['config']}",
+        f"# packproof tune: {r['strategy']} on {r['config']}",
         "",
         f"{r['candidates']} parameter sets ({r['search']}{left}), {r['metric']} over {r['cells']} "
         f"cells of {r['conversations']} conversations, budgets {r['budgets']}; "

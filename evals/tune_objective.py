@@ -1,4 +1,4 @@
-"""``ctxpack tune`` on replays: probe recall under a cost ceiling, or cost under a recall floor.
+"""``packproof tune`` on replays: probe recall under a cost ceiling, or cost under a recall floor.
 
 A space's ``objective`` block replaces its single ``metric``. Each conversation
 (replay scenario) at each budget is one **unit**, with two values per candidate
@@ -15,10 +15,10 @@ closest to satisfying it (lowest cost for a ceiling, highest recall for a
 floor) is taken and the fold is flagged ``feasible: false``. The chosen
 candidate is scored on the held-out conversations only; the units of all folds
 give the tuned policy's held-out recall and cost, compared, unit by unit, with
-the strategy's plain defaults (:func:`~ctxpack.evals.report.stats.paired`).
+the strategy's plain defaults (:func:`~packproof.evals.report.stats.paired`).
 
 The block itself is read and checked against what the config prices by
-:mod:`ctxpack.evals.tune`. This module also holds what both kinds of search
+:mod:`packproof.evals.tune`. This module also holds what both kinds of search
 share: a :class:`Candidate` (strategy parameters, optionally cache-aware
 options) and the folds.
 """
@@ -33,12 +33,12 @@ from typing import Any, Final
 
 import numpy as np
 
-from ctxpack.evals.report.stats import mean_ci, paired
-from ctxpack.evals.run.config import EvalConfig
-from ctxpack.packer.cacheaware import build_cache_aware
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.packspec import PackSpec
-from ctxpack.packer.strategies import build_strategy
+from packproof.evals.report.stats import mean_ci, paired
+from packproof.evals.run.config import EvalConfig
+from packproof.packer.cacheaware import build_cache_aware
+from packproof.packer.errors import InputError
+from packproof.packer.packspec import PackSpec
+from packproof.packer.strategies import build_strategy
 
 __all__ = [
     "Candidate",
@@ -358,7 +358,7 @@ def objective_markdown(r: Mapping[str, Any]) -> str:
 
     c = r["chosen"]
     lines = [
-        f"# ctxpack tune: {r['strategy']} on {r['config']}",
+        f"# packproof tune: {r['strategy']} on {r['config']}",
         "",
         f"{r['candidates']} candidate specs ({r['search']}"
         + (f"; {left} combinations with low_water + recall_share > 1 left out" if left else "")

@@ -1,6 +1,6 @@
-"""ctxpack's reference packer: deterministic context packing under a token budget.
+"""packproof's reference packer: deterministic context packing under a token budget.
 
->>> from ctxpack.packer import pack
+>>> from packproof.packer import pack
 >>> result = pack({"items": [{"id": "m1", "text": "hello"}], "budget_tokens": 10})
 >>> result.selected_ids
 ['m1']

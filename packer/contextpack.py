@@ -1,5 +1,5 @@
 """A ContextPack v1 from a request and the ids a packer chose: what a team's
-own packer returns to ``ctxpack eval``, ``ctxpack.evaluate`` or the pytest
+own packer returns to ``packproof eval``, ``packproof.evaluate`` or the pytest
 plugin without writing the pack format itself (docs/external-packers.md).
 
 >>> request = {"items": [{"id": "m1", "text": "hi"}, {"id": "m2", "text": "yo"}],
@@ -26,7 +26,7 @@ __all__ = ["make_pack"]
 
 def make_pack(request: Mapping[str, Any], ids: Iterable[str]) -> dict[str, Any]:
     """The ContextPack v1 (no trace) packing ``ids`` of ``request``, in the given
-    order: each item rendered as ctxpack renders it (layer, type, importance,
+    order: each item rendered as packproof renders it (layer, type, importance,
     trust, text, citation), the bundle text and the meta from the request. An
     id the request does not have, or one given twice, is an InputError."""
     body = {k: v for k, v in request.items() if k != "request_id"}

@@ -67,7 +67,7 @@ class MissingExtraError(InputError):
         super().__init__(
             "",
             f"{what} needs the {extra} extra ({module} is not installed): "
-            f"pip install 'ctxpack[{extra}]'",
+            f"pip install 'packproof[{extra}]'",
         )
 
 

@@ -1,10 +1,10 @@
-"""A pack's trace as a table for people: ``ctxpack pack --explain``, ``ctxpack explain``.
+"""A pack's trace as a table for people: ``packproof pack --explain``, ``packproof explain``.
 
 One row per candidate, by rank (unranked items, such as the fresh tail, after
 the ranked ones in ordinal order): its score and score components, tokens, the
 decision (kept or dropped, and the outcome that decided it), every reason code,
 the id and the start of the text. A header says what the strategy had to work
-with. Every figure is read from the trace that :mod:`ctxpack.packer.render`
+with. Every figure is read from the trace that :mod:`packproof.packer.render`
 writes, so the table and the JSON never disagree.
 """
 

@@ -1,6 +1,6 @@
 """Writing outputs: atomically, only as regular files, never over an input.
 
-Every file ctxpack writes goes through :func:`write_atomic`: through a temporary
+Every file packproof writes goes through :func:`write_atomic`: through a temporary
 file beside the target and a rename, so a failure (a full disk, an interrupt)
 never leaves a half-written file or a stray temporary one. A target that is a
 directory, a FIFO or a device (``/dev/null``) is refused rather than replaced by a
@@ -21,7 +21,7 @@ __all__ = ["check_target", "write_atomic"]
 
 
 def check_target(path: Path, inputs: Iterable[Path] = ()) -> None:
-    """Refuse, with one line, a target ctxpack must not write."""
+    """Refuse, with one line, a target packproof must not write."""
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -33,7 +33,7 @@ def check_target(path: Path, inputs: Iterable[Path] = ()) -> None:
     if not stat.S_ISREG(mode):
         raise InputError(
             "",
-            "not a regular file; ctxpack writes regular files only (it would replace this one)",
+            "not a regular file; packproof writes regular files only (it would replace this one)",
             source=str(path),
         )
     for given in inputs:

@@ -10,12 +10,12 @@ what its real ``ContextAssembler`` selected (``../shared/data/lossless-claw``):
   ``JSON.stringify`` of that array, so an empty assistant message costs 7 tokens,
   and BM25-lite scores the same string, so ``type`` and ``text`` are terms of every
   assistant and tool message (and JSON escapes such as ``\\n`` join letters).
-  A tool result with no call id is rendered as assistant content; ctxpack items
+  A tool result with no call id is rendered as assistant content; packproof items
   carry no call ids.
 - A summary is priced in its leaf-summary XML envelope (:func:`summary_envelope`)
   and scored on its raw content.
 
-ctxpack's ``memory`` items have no counterpart in lossless-claw; they are
+packproof's ``memory`` items have no counterpart in lossless-claw; they are
 rendered as a message of their role.
 """
 

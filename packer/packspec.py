@@ -1,7 +1,7 @@
 """Pack specs: a strategy spec, optionally with the shared cache-aware options.
 
 ``bm25(k1=1.5)`` packs as before; ``bm25(k1=1.5)+cache(low_water=0.5,recall_share=0.3)``
-packs cache-aware (:mod:`ctxpack.packer.cacheaware`). The canonical form lists
+packs cache-aware (:mod:`packproof.packer.cacheaware`). The canonical form lists
 every parameter of both parts (defaults filled), so a report column reproduces,
 and a spec without ``+cache`` is exactly the strategy's own spec string.
 """

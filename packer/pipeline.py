@@ -1,8 +1,8 @@
 """The pack pipeline: request -> reserve tail and anchors -> score -> fill -> result.
 
 Each step is a plain function over plain data; strategies only score and order
-(:mod:`ctxpack.packer.strategies`). The result (:mod:`ctxpack.packer.result`)
-keeps every per-candidate decision as arrays; :mod:`ctxpack.packer.render` turns
+(:mod:`packproof.packer.strategies`). The result (:mod:`packproof.packer.result`)
+keeps every per-candidate decision as arrays; :mod:`packproof.packer.render` turns
 it into ContextPack v1 and the trace.
 """
 

@@ -2,7 +2,7 @@
 
 The pack satisfies openclaw-mem's ``openclaw-mem.context-pack.v1`` contract to
 the letter (every required field, ``bundle_text`` as ``- [recordRef] text`` one
-line per item, a citation per item); the trace (``ctxpack.pack.trace.v1``) is an
+line per item, a citation per item); the trace (``packproof.pack.trace.v1``) is an
 additive top-level field, as the contract allows.
 """
 
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 PACK_SCHEMA_ID: Final = "openclaw-mem.context-pack.v1"
-TRACE_SCHEMA_ID: Final = "ctxpack.pack.trace.v1"
+TRACE_SCHEMA_ID: Final = "packproof.pack.trace.v1"
 # How much of the trace a pack carries. full: every candidate with all its
 # fields; decisions: per candidate only id, tokens, score, rank and decision (and,
 # cache-aware, placement and position), the trace saying "level": "decisions";

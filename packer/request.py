@@ -1,4 +1,4 @@
-"""The pack request (``ctxpack.request.v1``): validation and normalisation.
+"""The pack request (``packproof.request.v1``): validation and normalisation.
 
 Items are held column-wise (lists and numpy arrays in ordinal order): packing
 100k items is then a few vectorised passes instead of 100k objects. Validation
@@ -57,7 +57,7 @@ __all__ = [
     "request_to_json",
 ]
 
-REQUEST_SCHEMA_ID: Final = "ctxpack.request.v1"
+REQUEST_SCHEMA_ID: Final = "packproof.request.v1"
 DEFAULT_TS: Final = "1970-01-01T00:00:00Z"
 
 _ITEM_FIELDS: Final = frozenset(
@@ -220,7 +220,7 @@ def _resolve_tokens(
     counter: str,
 ) -> np.ndarray:
     """Given counts win; the rest are counted on the text the item occupies in the
-    prompt (:func:`ctxpack.packer.lcm.priced_texts`): summaries in their XML envelope and,
+    prompt (:func:`packproof.packer.lcm.priced_texts`): summaries in their XML envelope and,
     under the ``lcm`` counter, assistant and tool messages as lossless-claw's JSON
     content blocks."""
     missing = np.full(len(texts), -1, dtype=np.int64)
@@ -326,7 +326,7 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
 
 def _check_budget(value: Any) -> int:
     """A positive integer. lossless-claw accepts 0 (and keeps only the fresh tail),
-    but ContextPack v1 requires ``budgetTokens > 0``, so ctxpack refuses it."""
+    but ContextPack v1 requires ``budgetTokens > 0``, so packproof refuses it."""
     if value == 0 and type(value) in (int, float):
         raise fail(
             "/budget_tokens",

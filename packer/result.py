@@ -1,7 +1,7 @@
 """The result of packing one request: every decision, as arrays over its items.
 
-:mod:`ctxpack.packer.pipeline` makes it; :mod:`ctxpack.packer.render` turns it into ContextPack v1
-and the trace (and imports this module for types only).
+:mod:`packproof.packer.pipeline` makes it; :mod:`packproof.packer.render` turns it into
+ContextPack v1 and the trace (and imports this module for types only).
 """
 
 from __future__ import annotations

@@ -7,13 +7,13 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
-if TYPE_CHECKING:  # imported when first used: `ctxpack pack` never validates
+if TYPE_CHECKING:  # imported when first used: `packproof pack` never validates
     from jsonschema import Draft202012Validator
     from referencing import Registry
 
 __all__ = ["SCHEMAS", "schema", "validate", "validator"]
 
-# Name (as `ctxpack schema NAME` takes it) -> file in packer/schemas/.
+# Name (as `packproof schema NAME` takes it) -> file in packer/schemas/.
 SCHEMAS: Final = {
     "request": "request.v1.json",
     "pack": "context-pack.v1.json",
@@ -24,7 +24,7 @@ SCHEMAS: Final = {
 @cache
 def schema(name: str) -> dict[str, Any]:
     """A shipped schema by name (``KeyError`` if unknown)."""
-    text = resources.files("ctxpack.packer").joinpath("schemas", SCHEMAS[name]).read_text("utf-8")
+    text = resources.files("packproof.packer").joinpath("schemas", SCHEMAS[name]).read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

@@ -8,7 +8,7 @@ Two implementations give identical results (a property test holds them equal):
   joined into one byte string; document lengths come from counting word-run
   starts with numpy, and each query term's frequencies from one regex scan. For
   tokenizers whose terms on ASCII text are maximal ``[a-z0-9]`` runs (both of
-  ctxpack's, in their plain configuration), this costs a fraction of a Python
+  packproof's, in their plain configuration), this costs a fraction of a Python
   tokenization pass; texts that are not ASCII go through :class:`ListStats`.
 """
 

@@ -10,7 +10,7 @@
   ``encode_ordinary`` so text such as ``<|endoftext|>`` is counted, not refused.
 
 What text an item is counted on (its envelope, its content blocks) is decided by
-the request (:func:`ctxpack.packer.lcm.priced_texts`); these functions count strings.
+the request (:func:`packproof.packer.lcm.priced_texts`); these functions count strings.
 """
 
 from __future__ import annotations

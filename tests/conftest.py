@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ctxpack.packer import pipeline as packer_pipeline
-from ctxpack.packer.render import render
-from ctxpack.packer.schema import validate
+from packproof.packer import pipeline as packer_pipeline
+from packproof.packer.render import render
+from packproof.packer.schema import validate
 
 settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # folder -> the import name it is installed as (pyproject's package-dir)
-FOLDERS = {"ctxpack": "ctxpack", "packer": "ctxpack.packer", "evals": "ctxpack.evals"}
+FOLDERS = {"packproof": "packproof", "packer": "packproof.packer", "evals": "packproof.evals"}
 MAX_LINES = 420  # "about 400"
 
 
@@ -69,9 +69,9 @@ def test_the_library_imports_nothing_of_the_harness_or_the_cli() -> None:
     bad = {
         (m, d)
         for m, deps in graph().items()
-        if m.startswith("ctxpack.packer")
+        if m.startswith("packproof.packer")
         for d in deps
-        if not d.startswith("ctxpack.packer")
+        if not d.startswith("packproof.packer")
     }
     assert not bad, sorted(bad)
 
@@ -80,9 +80,9 @@ def test_the_harness_imports_nothing_of_the_cli() -> None:
     bad = {
         (m, d)
         for m, deps in graph().items()
-        if m.startswith("ctxpack.evals")
+        if m.startswith("packproof.evals")
         for d in deps
-        if d.startswith("ctxpack.cli") or d == "ctxpack"
+        if d.startswith("packproof.cli") or d == "packproof"
     }
     assert not bad, sorted(bad)
 

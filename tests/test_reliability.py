@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.cli import main
-from ctxpack.evals.run.folder import safe_component
-from ctxpack.evals.scenarios.format import Scenario
-from ctxpack.packer.errors import InputError, MissingExtraError
+from packproof.cli import main
+from packproof.evals.run.folder import safe_component
+from packproof.evals.scenarios.format import Scenario
+from packproof.packer.errors import InputError, MissingExtraError
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "scenarios" / "compiled" / "lossless-claw.jsonl"
@@ -35,7 +35,7 @@ def write(path: Path, text: str | bytes) -> Path:
 
 def config(tmp: Path, suites: list[str], **extra: object) -> Path:
     body = {
-        "schema": "ctxpack.eval.v1",
+        "schema": "packproof.eval.v1",
         "name": "t",
         "suites": suites,
         "strategies": ["chronological", "bm25"],
@@ -205,7 +205,7 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
             str(
                 write(
                     t / "g.yaml",
-                    "schema: ctxpack.gates.v1\nmetrics: {evidence_recall: .nan}\n"
+                    "schema: packproof.gates.v1\nmetrics: {evidence_recall: .nan}\n"
                     "hard_invariants: 0\nexpectations: all\n",
                 )
             ),
@@ -348,7 +348,7 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
             str(
                 write(
                     t / "space.yaml",
-                    "schema: ctxpack.space.v1\nstrategy: hybrid\nparams:\n"
+                    "schema: packproof.space.v1\nstrategy: hybrid\nparams:\n"
                     + "".join(
                         f"  {p}: [{', '.join(str(1 + i / 40) for i in range(40))}]\n"
                         for p in ["w_relevance", "w_recency", "w_usage", "half_life_turns", "k1"]
@@ -376,7 +376,7 @@ def test_bad_input_is_one_line_and_exit_2(
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2, err
-    assert err.count("\n") == 1 and err.startswith("ctxpack: error: "), err
+    assert err.count("\n") == 1 and err.startswith("packproof: error: "), err
     assert says in err, err
     assert "Traceback" not in err
     for path, content in before.items():  # nothing a user gave is lost
@@ -439,7 +439,7 @@ def test_serve_answers_a_bad_line_and_goes_on(tmp_path: Path) -> None:
         json.dumps({**REQUEST, "request_id": "7"}),
     ]
     out = subprocess.run(
-        [sys.executable, "-m", "ctxpack", "serve"],
+        [sys.executable, "-m", "packproof", "serve"],
         input=("\n".join(lines) + "\n").encode() + b"\xff\n",
         capture_output=True,
         timeout=60,
@@ -457,7 +457,7 @@ def test_a_bad_request_under_dask_is_one_line_with_the_workers_quiet(tmp_path: P
 
     argv = bad_request_suite(tmp_path, "--executor", "dask")
     out = subprocess.run(
-        [sys.executable, "-m", "ctxpack", *argv], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "packproof", *argv], capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 2, out.stderr
     lines = [x for x in out.stderr.splitlines() if x.strip() and not x.startswith("eval: ")]
@@ -479,5 +479,5 @@ def test_a_second_eval_into_a_held_folder_exits_2_and_keeps_the_journal(
         capsys.readouterr()
         assert main(argv) == 2
         err = capsys.readouterr().err
-    assert "another ctxpack run is writing into this folder" in err
+    assert "another packproof run is writing into this folder" in err
     assert (run / "results.jsonl").read_bytes() == journal

@@ -1,4 +1,4 @@
-"""Benchmark of the prompt-cache model: ``python -m ctxpack.evals.bench.cache``
+"""Benchmark of the prompt-cache model: ``python -m packproof.evals.bench.cache``
 (``make bench``). Writes ``reports/bench/cache.json`` and prints a table.
 
 The traces are built in memory from a seed, one chain of ``--steps`` (1,000)
@@ -17,13 +17,13 @@ steps per kind. Every prompt is a 2,000-token static segment (``static_segments`
 
 Figures, under every shipped profile (``evals/data/cache-profiles.yaml``), in
 steps per second on one core, each the best of its repeats after a full
-``gc.collect()``, with the cyclic collector paused as ``ctxpack cache simulate``
+``gc.collect()``, with the cyclic collector paused as ``packproof cache simulate``
 pauses it:
 
-- ``price``: :func:`~ctxpack.evals.metrics.cache.price_prompts` over each chain
+- ``price``: :func:`~packproof.evals.metrics.cache.price_prompts` over each chain
   and over the whole trace: the pricing alone, as ``simulate`` runs it once the
   trace is read. Reading (``read_trace``) parses and checks the JSON and makes
-  each chain's steps :class:`~ctxpack.evals.metrics.cache.Prompts` (ids numbered,
+  each chain's steps :class:`~packproof.evals.metrics.cache.Prompts` (ids numbered,
   tokens summed), the only per-segment work.
   A full collection walks the heap, so each repeat, like pricing right after
   reading, finds little of the trace in the CPU caches. ``(warm)`` prices the
@@ -34,7 +34,7 @@ pauses it:
 - ``simulate``: ``read_trace`` and every output line of ``simulate``, the whole
   command but the write to stdout.
 - ``encode``: ``Prompts.of`` over each chain's ``Step`` values,
-  what :func:`~ctxpack.evals.metrics.cache.price_chain` adds to ``price``.
+  what :func:`~packproof.evals.metrics.cache.price_chain` adds to ``price``.
 
 The target (from the issue), pricing at least 1M steps/s, is judged per profile
 on the whole trace and reported, never asserted: the exit code is 0 whatever it
@@ -55,12 +55,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.bench.common import EXIT_OK, machine, positive, timed
-from ctxpack.evals.metrics.cache import Profile, Prompts, Step, price_prompts
-from ctxpack.evals.metrics.cache_files import Trace, load_profiles, read_trace, simulate
-from ctxpack.packer.files import write_atomic
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.result import cyclic_gc_paused
+from packproof.evals.bench.common import EXIT_OK, machine, positive, timed
+from packproof.evals.metrics.cache import Profile, Prompts, Step, price_prompts
+from packproof.evals.metrics.cache_files import Trace, load_profiles, read_trace, simulate
+from packproof.packer.files import write_atomic
+from packproof.packer.jsonio import dumps
+from packproof.packer.result import cyclic_gc_paused
 
 __all__ = [
     "TARGET_STEPS_PER_SECOND",
@@ -72,7 +72,7 @@ __all__ = [
     "trace_text",
 ]
 
-SCHEMA: Final = "ctxpack.bench.cache.v1"
+SCHEMA: Final = "packproof.bench.cache.v1"
 DEFAULT_OUT: Final = Path("reports/bench/cache.json")
 TARGET_STEPS_PER_SECOND: Final = 1_000_000
 STATIC: Final = ("static", 2000)
@@ -169,7 +169,7 @@ def build_chains(seed: int, steps: int) -> dict[str, list[Step]]:
 
 
 def trace_text(chains: dict[str, list[Step]]) -> str:
-    """The chains as a ``ctxpack cache simulate`` trace, one chain after another."""
+    """The chains as a ``packproof cache simulate`` trace, one chain after another."""
     lines = []
     for name, steps in chains.items():
         for t, segments, static, probe in steps:
@@ -332,8 +332,8 @@ def format_report(report: dict[str, Any]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ctxpack.evals.bench.cache",
-        description="Benchmark the prompt-cache model of ctxpack cache simulate.",
+        prog="python -m packproof.evals.bench.cache",
+        description="Benchmark the prompt-cache model of packproof cache simulate.",
     )
     parser.add_argument("--seed", type=int, default=0, help="the traces' seed (default 0)")
     parser.add_argument("--steps", type=positive, default=1000, help="steps per chain")

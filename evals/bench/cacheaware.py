@@ -1,6 +1,6 @@
 """The cache-aware packing target, measured on a LoCoMo replay run:
-``python -m ctxpack.evals.bench.cacheaware RUN_DIR`` (``make bench`` runs it on
-the replay grid's eval, :mod:`ctxpack.evals.bench.replay`).
+``python -m packproof.evals.bench.cacheaware RUN_DIR`` (``make bench`` runs it on
+the replay grid's eval, :mod:`packproof.evals.bench.replay`).
 
 The issue's target: at 2,048 and 4,096 tokens under ``anthropic``, a cache-aware
 configuration keeps at least 90% of plain ``bm25``'s probe evidence recall at no
@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.bench.common import EXIT_OK
-from ctxpack.evals.metrics.cache_files import load_profiles
+from packproof.evals.bench.common import EXIT_OK
+from packproof.evals.metrics.cache_files import load_profiles
 
 __all__ = ["cost_breakdown", "main", "measure", "target"]
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-import ctxpack.packer as packer
+import packproof.packer as packer
 
 __all__ = [
     "EXIT_OK",
@@ -78,7 +78,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "numpy": np.__version__,
-        "ctxpack": packer.__version__,
+        "packproof": packer.__version__,
         "bm25s": version("bm25s"),
     }
 

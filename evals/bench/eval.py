@@ -1,4 +1,4 @@
-"""Benchmark of the eval grid: ``python -m ctxpack.evals.bench.eval`` (``make bench``).
+"""Benchmark of the eval grid: ``python -m packproof.evals.bench.eval`` (``make bench``).
 
 Two measurements, written to ``reports/bench/eval.json`` and printed as a table.
 
@@ -9,7 +9,7 @@ an empty temporary directory (nothing resumed) and includes what a user waits
 for: building the task list, writing and re-reading ``results.jsonl`` and, for
 the pools, starting and stopping them (for Dask, the whole LocalCluster). Note
 that the runner runs ``process`` at one job in-process, with no pool (see
-``ctxpack.evals.run.executors.executor_map``), so that figure is the serial
+``packproof.evals.run.executors.executor_map``), so that figure is the serial
 path by construction. The serial-to-Dask overhead is Dask seconds over serial
 seconds, and (Dask - serial) seconds per cell in ms; Dask also gets a second
 worker, so the figure nets parallelism against overhead. The fixed part of it, starting and stopping
@@ -47,22 +47,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.bench.common import EXIT_OK, EXIT_USAGE, positive, version
-from ctxpack.evals.bench.common import log_eval as log
-from ctxpack.evals.bench.common import machine as pack_machine
-from ctxpack.evals.bench.eval_extra import measure_extra
-from ctxpack.evals.bench.eval_grid import DASK_WORKERS, dask_available, measure_grid
-from ctxpack.evals.bench.eval_locomo import LOCOMO_TASK_REPEATS, measure_locomo
-from ctxpack.evals.bench.eval_report import evaluate_targets, format_report
-from ctxpack.evals.run.config import load_config
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.files import write_atomic
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.strategies import build_strategy, parse_spec
+from packproof.evals.bench.common import EXIT_OK, EXIT_USAGE, positive, version
+from packproof.evals.bench.common import log_eval as log
+from packproof.evals.bench.common import machine as pack_machine
+from packproof.evals.bench.eval_extra import measure_extra
+from packproof.evals.bench.eval_grid import DASK_WORKERS, dask_available, measure_grid
+from packproof.evals.bench.eval_locomo import LOCOMO_TASK_REPEATS, measure_locomo
+from packproof.evals.bench.eval_report import evaluate_targets, format_report
+from packproof.evals.run.config import load_config
+from packproof.packer.errors import InputError
+from packproof.packer.files import write_atomic
+from packproof.packer.jsonio import dumps
+from packproof.packer.strategies import build_strategy, parse_spec
 
 __all__ = ["main", "run"]
 
-SCHEMA: Final = "ctxpack.bench.eval.v1"
+SCHEMA: Final = "packproof.bench.eval.v1"
 DEFAULT_CONFIG: Final = Path("evals/default.yaml")
 DEFAULT_OUT: Final = Path("reports/bench/eval.json")
 DEFAULT_FIRST: Final = "bm25"
@@ -93,7 +93,7 @@ def run(config: Config) -> dict[str, Any]:
     eval_config = load_config(config.config)
     dask = dask_available()
     if not dask:
-        log("distributed is not installed (pip install 'ctxpack[dask]'): no Dask figures")
+        log("distributed is not installed (pip install 'packproof[dask]'): no Dask figures")
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "config": {
@@ -134,7 +134,7 @@ def _spec(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ctxpack.evals.bench.eval",
+        prog="python -m packproof.evals.bench.eval",
         description="Benchmark the eval grid's executors and the cost of an extra strategy.",
     )
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="eval config YAML")

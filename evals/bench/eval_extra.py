@@ -12,7 +12,7 @@ what is not:
   text) and each query term's counts (``termstats.MemoStats``), so bm25 and
   hybrid, which share the default analyzer, count a prompt's terms once;
   ``bm25(stopwords=english)`` has its own analyzer; ``clarity`` reads no text;
-- per turn: the reservation (fresh tail, anchors, candidates), ctxpack's own
+- per turn: the reservation (fresh tail, anchors, candidates), packproof's own
   pack entries for the citation check, and the oracle at each budget;
 - per spec and turn: the ranking (the scoring arithmetic) and the ranking
   metrics (nDCG, MRR);
@@ -35,13 +35,13 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from ctxpack.evals.bench.common import log_eval as log
-from ctxpack.evals.bench.common import timed
-from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
-from ctxpack.evals.run.runner import Task, parsed_turns, run_task, tasks
-from ctxpack.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
-from ctxpack.packer.strategies import build_strategy, parse_spec
-from ctxpack.packer.strategies.bm25 import Bm25Params
+from packproof.evals.bench.common import log_eval as log
+from packproof.evals.bench.common import timed
+from packproof.evals.run.config import SCENARIO_BUDGET, EvalConfig
+from packproof.evals.run.runner import Task, parsed_turns, run_task, tasks
+from packproof.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
+from packproof.packer.strategies import build_strategy, parse_spec
+from packproof.packer.strategies.bm25 import Bm25Params
 
 __all__ = ["measure_extra"]
 

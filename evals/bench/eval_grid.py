@@ -10,10 +10,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.bench.common import log_eval as log
-from ctxpack.evals.bench.common import timed
-from ctxpack.evals.run.config import EvalConfig
-from ctxpack.evals.run.runner import run_cells, tasks
+from packproof.evals.bench.common import log_eval as log
+from packproof.evals.bench.common import timed
+from packproof.evals.run.config import EvalConfig
+from packproof.evals.run.runner import run_cells, tasks
 
 __all__ = ["DASK_WORKERS", "dask_available", "grid_run", "measure_grid"]
 
@@ -63,7 +63,7 @@ def measure_grid(config: EvalConfig, repeats: int, dask: bool) -> dict[str, Any]
     runs = [r for r in GRID_RUNS if dask or r[1] != "dask"]
     seconds: dict[str, list[float]] = {label: [] for label, _, _ in runs}
     noop: dict[str, list[float]] = {"serial": [], "dask": []}
-    with tempfile.TemporaryDirectory(prefix="ctxpack-bench-eval-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="packproof-bench-eval-") as tmp:
         root = Path(tmp)
         done = root / "done"
         run_cells(config, done, executor="serial")  # a finished run for the no-op timings

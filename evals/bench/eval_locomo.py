@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.bench.common import log_eval as log
-from ctxpack.evals.bench.eval_extra import measure_extra
-from ctxpack.evals.bench.eval_grid import grid_run
-from ctxpack.evals.run.config import EvalConfig, load_config
-from ctxpack.packer.jsonio import dumps
+from packproof.evals.bench.common import log_eval as log
+from packproof.evals.bench.eval_extra import measure_extra
+from packproof.evals.bench.eval_grid import grid_run
+from packproof.evals.run.config import EvalConfig, load_config
+from packproof.packer.jsonio import dumps
 
 __all__ = ["LOCOMO", "LOCOMO_TASK_REPEATS", "imported_locomo", "measure_locomo"]
 
@@ -33,7 +33,7 @@ def imported_locomo(
     """LoCoMo imported into ``root/reports/imports/suite_name`` and ``config``
     copied to ``root/evals/``, as ``make eval-locomo`` lays them out: the
     scenarios, the import's seconds, and the loaded config."""
-    from ctxpack.evals.scenarios.importers.locomo import import_locomo
+    from packproof.evals.scenarios.importers.locomo import import_locomo
 
     (root / "evals").mkdir()
     suite = root / "reports" / "imports" / suite_name
@@ -53,7 +53,7 @@ def measure_locomo(first: str, extras: Sequence[str], task_repeats: int) -> dict
     if not LOCOMO.exists():
         log(f"LoCoMo is not at {LOCOMO}: no LoCoMo grid figure")
         return None
-    with tempfile.TemporaryDirectory(prefix="ctxpack-locomo-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="packproof-locomo-") as tmp:
         root = Path(tmp)
         scenarios, imported, config = imported_locomo(root, LOCOMO_CONFIG, "locomo_dev.jsonl")
         log(f"LoCoMo grid: {len(scenarios)} conversations, {LOCOMO_WORKERS} workers")

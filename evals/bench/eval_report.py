@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ctxpack.evals.bench.eval_locomo import LOCOMO_TASK_REPEATS
+from packproof.evals.bench.eval_locomo import LOCOMO_TASK_REPEATS
 
 __all__ = ["evaluate_targets", "format_extra", "format_report"]
 

@@ -1,4 +1,4 @@
-"""Benchmark of the packer: ``python -m ctxpack.evals.bench.pack`` (``make bench``).
+"""Benchmark of the packer: ``python -m packproof.evals.bench.pack`` (``make bench``).
 
 What is measured, on real chat text (the Chit Chat Challenge corpus of the
 ``chitchat-dataset`` package) at 1k, 10k and 100k items:
@@ -13,7 +13,7 @@ What is measured, on real chat text (the Chit Chat Challenge corpus of the
 - ``bm25s``: a reference BM25 library on the same texts, ``index`` plus one
   ``get_scores`` query. Its own tokenization pass is timed apart
   (``bm25s_tokenize``) and is not part of the ``bm25s`` figure.
-- ``process``: at the largest size, the whole ``ctxpack pack REQUEST.json``
+- ``process``: at the largest size, the whole ``packproof pack REQUEST.json``
   process (interpreter start-up to the last byte written) at ``--trace full``,
   ``decisions`` and ``none``, against a bare tokenization process: a fresh
   interpreter that reads and parses the same file and runs the ``tokenize``
@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import ctxpack.packer as packer
-from ctxpack.evals.bench.common import (
+import packproof.packer as packer
+from packproof.evals.bench.common import (
     EXIT_OK,
     EXIT_USAGE,
     machine,
@@ -58,8 +58,8 @@ from ctxpack.evals.bench.common import (
     positive,
     version,
 )
-from ctxpack.evals.bench.common import log_pack as log
-from ctxpack.evals.bench.pack_corpus import (
+from packproof.evals.bench.common import log_pack as log
+from packproof.evals.bench.pack_corpus import (
     BUDGET_TOKENS,
     CORPUS,
     FRESH_TAIL,
@@ -69,16 +69,16 @@ from ctxpack.evals.bench.pack_corpus import (
     load_corpus,
     pick_prompts,
 )
-from ctxpack.evals.bench.pack_memory import child_main, measure_memory
-from ctxpack.evals.bench.pack_process import measure_process
-from ctxpack.evals.bench.pack_report import evaluate_targets, format_report, plot
-from ctxpack.evals.bench.pack_timing import growth, measure_size
-from ctxpack.packer.files import write_atomic
-from ctxpack.packer.jsonio import dumps
+from packproof.evals.bench.pack_memory import child_main, measure_memory
+from packproof.evals.bench.pack_process import measure_process
+from packproof.evals.bench.pack_report import evaluate_targets, format_report, plot
+from packproof.evals.bench.pack_timing import growth, measure_size
+from packproof.packer.files import write_atomic
+from packproof.packer.jsonio import dumps
 
 __all__ = ["Corpus", "build_request", "load_corpus", "main", "pick_prompts"]
 
-SCHEMA: Final = "ctxpack.bench.pack.v1"
+SCHEMA: Final = "packproof.bench.pack.v1"
 DEFAULT_SIZES: Final = (1_000, 10_000, 100_000)
 DEFAULT_OUT: Final = Path("reports/bench/pack.json")
 PROMPTS: Final = 5
@@ -101,7 +101,7 @@ def run(config: Config) -> dict[str, Any]:
     prompts = pick_prompts(corpus.texts[: min(config.sizes)], PROMPTS, config.seed)
     bm25s = optional_module("bm25s")
     if bm25s is None:
-        log("bm25s is not installed (pip install 'ctxpack[bench]'): its column is null")
+        log("bm25s is not installed (pip install 'packproof[bench]'): its column is null")
     results = [
         measure_size(corpus.head(n), prompts, config.strategies, config.repeats, bm25s)
         for n in config.sizes
@@ -159,7 +159,7 @@ def _strategies(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ctxpack.evals.bench.pack",
+        prog="python -m packproof.evals.bench.pack",
         description="Benchmark the packer against a bare tokenization pass and bm25s.",
     )
     parser.add_argument("--sizes", type=_sizes, default=list(DEFAULT_SIZES), help="item counts")

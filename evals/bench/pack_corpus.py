@@ -61,7 +61,7 @@ def load_corpus(limit: int) -> Corpus:
         ccc = importlib.import_module("chitchat_dataset")
     except ImportError:
         raise CorpusError(
-            f"the benchmark corpus needs {CORPUS}: pip install 'ctxpack[bench]'"
+            f"the benchmark corpus needs {CORPUS}: pip install 'packproof[bench]'"
         ) from None
     dataset: dict[str, Any] = ccc.Dataset()  # conversation key -> {"messages": groups}
     texts: list[str] = []

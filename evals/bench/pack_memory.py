@@ -2,7 +2,7 @@
 subprocesses: one that only builds the request (the baseline) and one per
 strategy that builds it and packs once. Both the parent side (start a child,
 read its answer) and the child side (``--_child``) live here; the child is
-started as ``python -m ctxpack.evals.bench.pack --_child STRATEGY``."""
+started as ``python -m packproof.evals.bench.pack --_child STRATEGY``."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import subprocess
 import sys
 from typing import Any, Final
 
-import ctxpack.packer as packer
-from ctxpack.evals.bench.common import EXIT_OK
-from ctxpack.evals.bench.common import log_pack as log
-from ctxpack.evals.bench.pack_corpus import Corpus, build_items, build_request
+import packproof.packer as packer
+from packproof.evals.bench.common import EXIT_OK
+from packproof.evals.bench.common import log_pack as log
+from packproof.evals.bench.pack_corpus import Corpus, build_items, build_request
 
 __all__ = ["child_main", "child_peak_mb", "measure_memory", "peak_rss_mb"]
 
 # The module whose command line answers --_child (see pack.main).
-CHILD_MODULE: Final = "ctxpack.evals.bench.pack"
+CHILD_MODULE: Final = "packproof.evals.bench.pack"
 
 
 def peak_rss_mb() -> tuple[float, str]:

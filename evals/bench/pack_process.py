@@ -1,4 +1,4 @@
-"""The packer benchmark's whole-process timings: ``ctxpack pack REQUEST.json`` run
+"""The packer benchmark's whole-process timings: ``packproof pack REQUEST.json`` run
 as a user runs it (a fresh interpreter: start-up, imports, reading and parsing
 the file, packing, rendering, writing) at each ``--trace`` level, against a bare
 tokenization process over the same file: a fresh interpreter that reads and
@@ -23,13 +23,13 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.bench.common import log_pack as log
-from ctxpack.evals.bench.pack_corpus import WORD, Corpus, build_items, build_request
-from ctxpack.evals.bench.pack_timing import ratio
+from packproof.evals.bench.common import log_pack as log
+from packproof.evals.bench.pack_corpus import WORD, Corpus, build_items, build_request
+from packproof.evals.bench.pack_timing import ratio
 
 __all__ = ["LEVELS", "measure_process", "tokenize_script"]
 
-LEVELS: Final = ("full", "decisions", "none")  # ctxpack pack --trace LEVEL
+LEVELS: Final = ("full", "decisions", "none")  # packproof pack --trace LEVEL
 
 
 def tokenize_script() -> str:
@@ -68,13 +68,13 @@ def _best_walls(commands: dict[str, list[str]], repeats: int) -> dict[str, float
 def measure_process(
     corpus: Corpus, prompt: str, strategies: list[str], repeats: int
 ) -> dict[str, Any]:
-    """Whole-process seconds of ``ctxpack pack`` per strategy and trace level, and
+    """Whole-process seconds of ``packproof pack`` per strategy and trace level, and
     of the bare tokenization process over the same file, timed in turns with
     them; the ratios are to that floor."""
     items = build_items(corpus)
     per_strategy: dict[str, Any] = {}
     request_bytes = 0
-    with tempfile.TemporaryDirectory(prefix="ctxpack-bench-") as folder:
+    with tempfile.TemporaryDirectory(prefix="packproof-bench-") as folder:
         for name in strategies:
             path = Path(folder) / f"{name}.json"
             text = json.dumps(build_request(items, prompt, name), ensure_ascii=False)
@@ -82,7 +82,7 @@ def measure_process(
             request_bytes = path.stat().st_size
             commands = {"tokenize_process": [sys.executable, "-c", tokenize_script(), str(path)]}
             for level in LEVELS:
-                commands[level] = [sys.executable, "-m", "ctxpack", "pack", str(path)]
+                commands[level] = [sys.executable, "-m", "packproof", "pack", str(path)]
                 commands[level] += ["--trace", level]
             timings: dict[str, Any] = _best_walls(commands, repeats)
             for level in LEVELS:

@@ -17,7 +17,7 @@ MAX_OVER_TOKENIZE: Final = 1.5
 MAX_OVER_BM25S: Final = 1.0
 MAX_GROWTH: Final = 12.0
 MAX_RSS_MB: Final = 500.0
-MAX_PROCESS_OVER_TOKENIZE: Final = 2.0  # the whole `ctxpack pack` process, full trace
+MAX_PROCESS_OVER_TOKENIZE: Final = 2.0  # the whole `packproof pack` process, full trace
 
 
 def evaluate_targets(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
@@ -75,7 +75,7 @@ def evaluate_targets(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list
     process = report["process"]
     for name in names:
         add(
-            f"{name} whole `ctxpack pack` process (--trace full) on {TARGET_SIZE} real chat "
+            f"{name} whole `packproof pack` process (--trace full) on {TARGET_SIZE} real chat "
             f"items <= {MAX_PROCESS_OVER_TOKENIZE:g} x a bare tokenization process",
             process["strategies"][name]["full_over_tokenize"]
             if process["size"] == TARGET_SIZE
@@ -92,8 +92,8 @@ def plot(report: dict[str, Any], path: Path) -> None:
     tokenization pass and bm25s, as a PNG for the README. Strategies have their
     colours of the eval plots (evals/report/colours.py), and where two lines run
     within 10% of each other the earlier is drawn wider beneath the later."""
-    from ctxpack.evals.report.colours import colours_for
-    from ctxpack.evals.report.plot_base import draw_lines, figure, png, stacked_key, style
+    from packproof.evals.report.colours import colours_for
+    from packproof.evals.report.plot_base import draw_lines, figure, png, stacked_key, style
 
     results = report["results"]
     sizes = [r["size"] for r in results]
@@ -113,7 +113,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("items (real chat messages, chitchat-dataset)")
         ax.set_ylabel("seconds (median over prompts of best-of-repeats)")
-        ax.set_title("ctxpack pack time, validation to selection", fontsize=12)
+        ax.set_title("packproof pack time, validation to selection", fontsize=12)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(handles, [*labels, *names], loc="upper left", fontsize=8)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-import ctxpack.packer as packer
-from ctxpack.evals.bench.common import log_pack as log
-from ctxpack.evals.bench.common import timed
-from ctxpack.evals.bench.pack_corpus import WORD, Corpus, build_items, build_request
+import packproof.packer as packer
+from packproof.evals.bench.common import log_pack as log
+from packproof.evals.bench.common import timed
+from packproof.evals.bench.pack_corpus import WORD, Corpus, build_items, build_request
 
 __all__ = [
     "Bm25sTiming",

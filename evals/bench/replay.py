@@ -1,14 +1,14 @@
-"""Benchmark of conversation replays: ``python -m ctxpack.evals.bench.replay``
+"""Benchmark of conversation replays: ``python -m packproof.evals.bench.replay``
 (``make bench``). Written to ``reports/bench/replay.json`` and printed.
 
 **The LoCoMo replay grid** (``evals/locomo-replay.yaml``): the 5 development
 conversations replayed turn by turn, their questions as probes, under every
 spec, budget, shipped cache profile and static prefix size of the config, with
 2 workers. Timed twice: the cells alone (``run_cells``: packing, pricing,
-writing and re-reading ``results.jsonl``) and the whole ``ctxpack eval``
+writing and re-reading ``results.jsonl``) and the whole ``packproof eval``
 (reports included). Issue 13's target: the grid in under 60 s with 2 workers
 (set for its 4 specs; the config has since added 5 cache-aware ones). The eval's
-run also gives issue 14's cache-aware target (:mod:`ctxpack.evals.bench.cacheaware`).
+run also gives issue 14's cache-aware target (:mod:`packproof.evals.bench.cacheaware`).
 The import is timed apart. Skipped when the data is not beside the project.
 
 **A replay of real chat text at scale**: ``--steps`` (default 10,000) messages of
@@ -31,18 +31,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.bench.cacheaware import format_report as format_cache_aware
-from ctxpack.evals.bench.cacheaware import measure as measure_cache_aware
-from ctxpack.evals.bench.common import EXIT_OK, log_eval, machine, positive, timed
-from ctxpack.evals.bench.eval_locomo import LOCOMO, imported_locomo
-from ctxpack.evals.bench.pack_corpus import CorpusError, load_corpus, pick_prompts
-from ctxpack.evals.run.config import load_config
-from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.run.runner import run_cells
-from ctxpack.evals.scenarios.format import Scenario, Turn
-from ctxpack.packer.files import write_atomic
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.request import parse_request, request_to_json
+from packproof.evals.bench.cacheaware import format_report as format_cache_aware
+from packproof.evals.bench.cacheaware import measure as measure_cache_aware
+from packproof.evals.bench.common import EXIT_OK, log_eval, machine, positive, timed
+from packproof.evals.bench.eval_locomo import LOCOMO, imported_locomo
+from packproof.evals.bench.pack_corpus import CorpusError, load_corpus, pick_prompts
+from packproof.evals.run.config import load_config
+from packproof.evals.run.evaluate import evaluate
+from packproof.evals.run.runner import run_cells
+from packproof.evals.scenarios.format import Scenario, Turn
+from packproof.packer.files import write_atomic
+from packproof.packer.jsonio import dumps
+from packproof.packer.request import parse_request, request_to_json
 
 __all__ = ["chitchat_replay", "main"]
 
@@ -67,7 +67,7 @@ def measure_locomo_grid() -> dict[str, Any] | None:
     if not LOCOMO.exists():
         log(f"LoCoMo is not at {LOCOMO}: no replay grid figure")
         return None
-    with tempfile.TemporaryDirectory(prefix="ctxpack-replay-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="packproof-replay-") as tmp:
         root = Path(tmp)
         scenarios, imported, config = imported_locomo(
             root, REPLAY_CONFIG, "locomo_dev_replay.jsonl", replay=True
@@ -149,7 +149,7 @@ def measure_chitchat(steps: int) -> dict[str, Any] | None:
     except CorpusError as exc:
         log(f"{exc}: no chitchat replay figure")
         return None
-    with tempfile.TemporaryDirectory(prefix="ctxpack-replay-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="packproof-replay-") as tmp:
         root = Path(tmp)
         (root / "chitchat.jsonl").write_text(dumps(scenario.to_json()) + "\n", "utf-8")
         specs = ["chronological", "bm25lite", "bm25", "hybrid"]
@@ -198,7 +198,7 @@ def format_report(report: dict[str, Any]) -> str:
         ]
     chat = report["chitchat"]
     if chat is None:
-        lines.append("chitchat replay: skipped (pip install 'ctxpack[bench]')")
+        lines.append("chitchat replay: skipped (pip install 'packproof[bench]')")
     else:
         lines.append(
             f"chitchat replay: {chat['steps']} steps + {chat['probes']} probes x "
@@ -210,14 +210,14 @@ def format_report(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m ctxpack.evals.bench.replay",
+        prog="python -m packproof.evals.bench.replay",
         description="Benchmark conversation replays: the LoCoMo replay grid and a long chat.",
     )
     parser.add_argument("--steps", type=positive, default=10_000, help="chitchat replay steps")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report JSON path")
     args = parser.parse_args(argv)
     report = {
-        "schema": "ctxpack.bench.replay.v1",
+        "schema": "packproof.bench.replay.v1",
         "machine": machine(),
         "locomo_grid": measure_locomo_grid(),
         "chitchat": measure_chitchat(args.steps),

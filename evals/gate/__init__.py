@@ -1,4 +1,4 @@
-"""``ctxpack gate``: compare an eval run's summary with the committed baseline.
+"""``packproof gate``: compare an eval run's summary with the committed baseline.
 
 Rules (thresholds in a gates file, ``evals/data/gates.yaml`` shipped; schema
 ``evals/schemas/gates.v1.json``; docs/gate.md):
@@ -32,7 +32,7 @@ CLI exits 2. A failed rule, a regression or a missing metric exits 1.
 
 from __future__ import annotations
 
-from ctxpack.evals.gate.checks import (
+from packproof.evals.gate.checks import (
     FAILED,
     MISSING,
     NEW,
@@ -43,17 +43,17 @@ from ctxpack.evals.gate.checks import (
     GateResult,
     compare,
 )
-from ctxpack.evals.gate.inputs import (
+from packproof.evals.gate.inputs import (
     GATES_SCHEMA_ID,
     Gates,
     default_current,
     load_gates,
     load_summary,
 )
-from ctxpack.evals.gate.markdown import append_step_summary, render_markdown
-from ctxpack.evals.gate.metrics import GATEABLE, LOWER_IS_BETTER, REPLAY_METRICS
-from ctxpack.evals.gate.run import run_gate
-from ctxpack.evals.gate.text import render_text
+from packproof.evals.gate.markdown import append_step_summary, render_markdown
+from packproof.evals.gate.metrics import GATEABLE, LOWER_IS_BETTER, REPLAY_METRICS
+from packproof.evals.gate.run import run_gate
+from packproof.evals.gate.text import render_text
 
 __all__ = [
     "FAILED",

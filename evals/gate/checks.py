@@ -18,8 +18,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ctxpack.evals.gate.inputs import Gates, group_key, replay_key
-from ctxpack.evals.gate.metrics import GATEABLE
+from packproof.evals.gate.inputs import Gates, group_key, replay_key
+from packproof.evals.gate.metrics import GATEABLE
 
 __all__ = [
     "FAILED",

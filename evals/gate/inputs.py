@@ -17,13 +17,13 @@ from typing import Any, Final
 
 from jsonschema.exceptions import best_match
 
-from ctxpack.evals.gate.metrics import GATEABLE
-from ctxpack.evals.report.model import SUMMARY_SCHEMA_ID
-from ctxpack.evals.run.folder import LATEST, safe_component
-from ctxpack.evals.scenarios.yamlsafe import load_yaml
-from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import InputError, pointer
-from ctxpack.packer.jsonio import loads
+from packproof.evals.gate.metrics import GATEABLE
+from packproof.evals.report.model import SUMMARY_SCHEMA_ID
+from packproof.evals.run.folder import LATEST, safe_component
+from packproof.evals.scenarios.yamlsafe import load_yaml
+from packproof.evals.schemafiles import validator
+from packproof.packer.errors import InputError, pointer
+from packproof.packer.jsonio import loads
 
 __all__ = [
     "GATES_SCHEMA_ID",
@@ -35,7 +35,7 @@ __all__ = [
     "replay_key",
 ]
 
-GATES_SCHEMA_ID: Final = "ctxpack.gates.v1"
+GATES_SCHEMA_ID: Final = "packproof.gates.v1"
 _MAX_MESSAGE: Final = 160
 
 
@@ -191,7 +191,7 @@ def load_summary(path: Path, role: str) -> dict[str, Any]:
 def default_current(baseline: Mapping[str, Any], reports: Path = Path("reports")) -> Path:
     """Where the current run is when ``--current`` is not given: the latest run
     of the baseline's config, ``reports/<name>/latest/summary.json`` (``name``
-    made a safe path component, as ``ctxpack eval`` names its folders), else
+    made a safe path component, as ``packproof eval`` names its folders), else
     ``reports/latest/summary.json`` (the layout before per-config folders)."""
     named = reports / safe_component(str(baseline["manifest"]["name"])) / LATEST / "summary.json"
     if named.exists():
@@ -201,7 +201,7 @@ def default_current(baseline: Mapping[str, Any], reports: Path = Path("reports")
         raise InputError(
             "",
             f"no current run: neither {named} nor {legacy} exists; "
-            "run `ctxpack eval` first, or pass --current",
+            "run `packproof eval` first, or pass --current",
             source="current",
         )
     return legacy

@@ -17,10 +17,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from ctxpack.evals.gate.checks import Check, GateResult
-from ctxpack.evals.gate.text import KINDS, problems, significance_text, verdict_line
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.files import check_target
+from packproof.evals.gate.checks import Check, GateResult
+from packproof.evals.gate.text import KINDS, problems, significance_text, verdict_line
+from packproof.packer.errors import InputError
+from packproof.packer.files import check_target
 
 __all__ = ["MAX_CHARS", "append_step_summary", "render_markdown"]
 
@@ -67,7 +67,7 @@ def render_markdown(result: GateResult) -> str:
     """The whole result as Markdown (ends with a newline)."""
     mark, word = ("✅", "passed") if result.passed else ("❌", "failed")
     said = verdict_line(result).split(": ", 2)[-1]
-    lines = [f"## {mark} ctxpack gate: {word}", "", _text(said[0].upper() + said[1:]) + ".", ""]
+    lines = [f"## {mark} packproof gate: {word}", "", _text(said[0].upper() + said[1:]) + ".", ""]
     shown = problems(result)
     if shown:
         with_p = result.alpha is not None
@@ -105,7 +105,7 @@ def _details(result: GateResult, room: int) -> list[str]:
         used += len(rows[shown]) + 1
         shown += 1
     if shown < len(rows):
-        end = ["", f"... and {len(rows) - shown} more checks: run `ctxpack gate --verbose`", *end]
+        end = ["", f"... and {len(rows) - shown} more checks: run `packproof gate --verbose`", *end]
     summary = f"<details><summary>Every check ({len(result.checks)})</summary>"
     return [summary, "", *rows[:shown], *end]
 

@@ -4,13 +4,13 @@ from, which way is better, and whether its values lie in [0, 1].
 The names come from the report itself, so a metric the report adds is a metric
 the gate knows (tests/evals/test_gate.py fails until it has a direction here):
 
-- ``cell``: the per-cell metrics (:data:`~ctxpack.evals.report.model.METRICS`),
+- ``cell``: the per-cell metrics (:data:`~packproof.evals.report.model.METRICS`),
   read from ``groups[i]["metrics"][name]``;
 - ``group``: ``prefix_stability`` and ``prefix_stability_tokens``, read from
   ``groups[i][name]`` (each conversation's mean, then their mean; the cells of
   ``metrics.csv`` carry them too, so they can be tested for significance);
 - ``replay``: the per-chain and per-probe values of the replay groups
-  (:data:`~ctxpack.evals.report.replay.CHAIN_STATS` and ``PROBE_STATS``), read
+  (:data:`~packproof.evals.report.replay.CHAIN_STATS` and ``PROBE_STATS``), read
   from ``replay["groups"][i][name]``; a replay group's own prefix stability is
   the main group's, so those two names stay ``group``.
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ctxpack.evals.report.model import METRICS
-from ctxpack.evals.report.replay import CHAIN_STATS, PROBE_STATS
+from packproof.evals.report.model import METRICS
+from packproof.evals.report.replay import CHAIN_STATS, PROBE_STATS
 
 __all__ = [
     "GATEABLE",

@@ -1,4 +1,4 @@
-"""``ctxpack gate`` end to end: load and check the inputs, compare, and (with a
+"""``packproof gate`` end to end: load and check the inputs, compare, and (with a
 significance level) judge each regression by a paired test over scenarios."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ctxpack.evals.gate.checks import GateResult, compare
-from ctxpack.evals.gate.inputs import default_current, load_gates, load_summary
-from ctxpack.evals.gate.significance import judge_regressions, load_run_cells, settings_of
-from ctxpack.packer.errors import InputError
+from packproof.evals.gate.checks import GateResult, compare
+from packproof.evals.gate.inputs import default_current, load_gates, load_summary
+from packproof.evals.gate.significance import judge_regressions, load_run_cells, settings_of
+from packproof.packer.errors import InputError
 
 __all__ = ["run_gate"]
 

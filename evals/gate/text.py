@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from ctxpack.evals.gate.checks import (
+from packproof.evals.gate.checks import (
     FAILED,
     MISSING,
     NOT_SIGNIFICANT,

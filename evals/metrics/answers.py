@@ -23,7 +23,7 @@ from typing import Final
 import numpy as np
 import regex
 
-from ctxpack.packer.model import Items
+from packproof.packer.model import Items
 
 __all__ = ["STOPWORDS_FILE", "Answers", "content_words", "stopwords"]
 
@@ -38,7 +38,7 @@ _WORD: Final = regex.compile(r"[\p{L}\p{M}\p{N}]+")
 @cache
 def stopwords() -> frozenset[str]:
     """The shipped stopword list (the Glasgow IR group's, as scikit-learn ships it)."""
-    text = resources.files("ctxpack.evals").joinpath("data", STOPWORDS_FILE).read_text("utf-8")
+    text = resources.files("packproof.evals").joinpath("data", STOPWORDS_FILE).read_text("utf-8")
     lines = (line.strip() for line in text.splitlines())
     return frozenset(w for w in lines if w and not w.startswith("#"))
 

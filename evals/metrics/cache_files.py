@@ -1,5 +1,5 @@
 """The prompt-cache model's files: the profiles (YAML, ``cache-profiles.v1.json``)
-and the step traces of ``ctxpack cache simulate`` (JSON lines).
+and the step traces of ``packproof cache simulate`` (JSON lines).
 
 A trace line is one step, ``{"chain": "c1", "t": 12.5, "segments": [["id",
 tokens], ...], "static_segments": 1, "probe": false}`` (``static_segments``
@@ -8,7 +8,7 @@ the state the chain has reached and changes nothing). Chains may interleave;
 each has its own cache, and its steps, probes included, must be in time order.
 Every line is checked before any is priced, so bad input writes nothing: it is
 one :class:`InputError` naming the file, line and JSON pointer. Reading makes
-each chain's steps :class:`~ctxpack.evals.metrics.cache.Prompts`, so that
+each chain's steps :class:`~packproof.evals.metrics.cache.Prompts`, so that
 pricing does no per-segment work.
 """
 
@@ -22,12 +22,12 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.metrics.cache import Profile, Prompts, StepCost, chain_totals, price_prompts
-from ctxpack.evals.metrics.profiles import profiles_from
-from ctxpack.evals.scenarios.yamlsafe import load_yaml
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import dumps, loads, round_float
-from ctxpack.packer.result import cyclic_gc_paused
+from packproof.evals.metrics.cache import Profile, Prompts, StepCost, chain_totals, price_prompts
+from packproof.evals.metrics.profiles import profiles_from
+from packproof.evals.scenarios.yamlsafe import load_yaml
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import dumps, loads, round_float
+from packproof.packer.result import cyclic_gc_paused
 
 __all__ = [
     "SHIPPED_PROFILES",

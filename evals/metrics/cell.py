@@ -13,11 +13,11 @@ from typing import Any, Final
 
 import numpy as np
 
-from ctxpack.evals.metrics.answers import Answers
-from ctxpack.packer.model import QUARANTINED
-from ctxpack.packer.pipeline import PackResult
-from ctxpack.packer.render import pack_entry
-from ctxpack.packer.select import CategoryCaps
+from packproof.evals.metrics.answers import Answers
+from packproof.packer.model import QUARANTINED
+from packproof.packer.pipeline import PackResult
+from packproof.packer.render import pack_entry
+from packproof.packer.select import CategoryCaps
 
 __all__ = [
     "HARD_INVARIANTS",
@@ -119,9 +119,9 @@ def oracle_recall(result: PackResult, relevant: Sequence[str]) -> float | None:
 
 
 class Citations:
-    """Whether ctxpack's own pack entry for each item cites it, rendered once per
+    """Whether packproof's own pack entry for each item cites it, rendered once per
     item. An entry depends only on the item and the fresh tail
-    (:func:`ctxpack.packer.render.pack_entry`), so every pack over one reservation (a
+    (:func:`packproof.packer.render.pack_entry`), so every pack over one reservation (a
     turn's packs under every spec and budget) can share one of these."""
 
     def __init__(self) -> None:
@@ -158,7 +158,7 @@ def cell_metrics(
 ) -> dict[str, Any]:
     """Every per-cell metric of one packed turn (docs/metrics.md). ``pack_items``
     are the packed items as an external packer wrote them (their citations are
-    checked); by default, ctxpack's own pack entries (through ``citations``,
+    checked); by default, packproof's own pack entries (through ``citations``,
     which caches them over packs of one reservation). ``known`` holds
     values already computed for an equivalent cell (``ndcg@10`` and ``mrr``
     depend only on the ranking, ``oracle_recall`` only on the budget), which

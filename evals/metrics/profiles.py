@@ -1,5 +1,5 @@
 """Cache profiles from YAML data: a mapping from name to the fields of
-:class:`~ctxpack.evals.metrics.cache.Profile` (schema ``cache-profiles.v1.json``),
+:class:`~packproof.evals.metrics.cache.Profile` (schema ``cache-profiles.v1.json``),
 checked with errors naming the file, line and JSON pointer. Used for a profiles
 file and for the ``cache.custom_profiles`` of an eval config alike."""
 
@@ -10,10 +10,10 @@ from typing import Any, Final
 
 from jsonschema.exceptions import best_match
 
-from ctxpack.evals.metrics.cache import Profile
-from ctxpack.evals.scenarios.yamlsafe import LineMap
-from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import pointer
+from packproof.evals.metrics.cache import Profile
+from packproof.evals.scenarios.yamlsafe import LineMap
+from packproof.evals.schemafiles import validator
+from packproof.packer.errors import pointer
 
 __all__ = ["profiles_from"]
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ctxpack.evals.metrics.cell import HARD_INVARIANTS
-from ctxpack.evals.report.stats import cluster_ci, cluster_paired, clustered, mean_ci, paired
+from packproof.evals.metrics.cell import HARD_INVARIANTS
+from packproof.evals.report.stats import cluster_ci, cluster_paired, clustered, mean_ci, paired
 
 if TYPE_CHECKING:
     import pandas as pd

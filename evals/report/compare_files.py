@@ -1,5 +1,5 @@
-"""The files ``ctxpack compare`` writes, each rendered from one
-:class:`~ctxpack.evals.compare.Comparison` by a renderer keyed by file name, and
+"""The files ``packproof compare`` writes, each rendered from one
+:class:`~packproof.evals.compare.Comparison` by a renderer keyed by file name, and
 written only once every one of them has rendered."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ctxpack.evals.report.compare_markdown import markdown
-from ctxpack.evals.report.compare_plot import compare_png
-from ctxpack.evals.report.compare_text import to_json
-from ctxpack.evals.run.folder import safe_component
-from ctxpack.packer.files import check_target, write_atomic
+from packproof.evals.report.compare_markdown import markdown
+from packproof.evals.report.compare_plot import compare_png
+from packproof.evals.report.compare_text import to_json
+from packproof.evals.run.folder import safe_component
+from packproof.packer.files import check_target, write_atomic
 
 if TYPE_CHECKING:
-    from ctxpack.evals.compare import Comparison
+    from packproof.evals.compare import Comparison
 
 __all__ = ["RENDERERS", "default_folder", "write_comparison"]
 

@@ -1,4 +1,4 @@
-"""compare.md: a :class:`~ctxpack.evals.compare.Comparison` in Markdown, with
+"""compare.md: a :class:`~packproof.evals.compare.Comparison` in Markdown, with
 the verdict, rows and flip lines of compare_text.py (labels in backticks)."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ctxpack.evals.report.compare_text import arrow, flip_lines, legend, row, verdict
-from ctxpack.evals.report.text import metric_name, plural
+from packproof.evals.report.compare_text import arrow, flip_lines, legend, row, verdict
+from packproof.evals.report.text import metric_name, plural
 
 if TYPE_CHECKING:
-    from ctxpack.evals.compare import Change, Comparison
+    from packproof.evals.compare import Change, Comparison
 
 __all__ = ["markdown"]
 

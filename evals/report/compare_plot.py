@@ -1,4 +1,4 @@
-"""compare.png: a forest plot of a :class:`~ctxpack.evals.compare.Comparison`.
+"""compare.png: a forest plot of a :class:`~packproof.evals.compare.Comparison`.
 
 One panel per metric shown (the main metric, then each other metric with a
 marked change, at most :data:`PANELS`): a row per (strategy label, budget), the
@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ctxpack.evals.compare import ALL_BUDGETS
-from ctxpack.evals.report.colours import colours_for
-from ctxpack.evals.report.compare_text import arrow, budget_name, mark
-from ctxpack.evals.report.plot_base import (
+from packproof.evals.compare import ALL_BUDGETS
+from packproof.evals.report.colours import colours_for
+from packproof.evals.report.compare_text import arrow, budget_name, mark
+from packproof.evals.report.plot_base import (
     empty,
     figure,
     legend_below,
@@ -29,10 +29,10 @@ from ctxpack.evals.report.plot_base import (
     within,
     wrap,
 )
-from ctxpack.evals.report.text import metric_name
+from packproof.evals.report.text import metric_name
 
 if TYPE_CHECKING:
-    from ctxpack.evals.compare import Change, Comparison
+    from packproof.evals.compare import Change, Comparison
 
 __all__ = ["PANELS", "compare_figure", "compare_png", "panel_metrics"]
 

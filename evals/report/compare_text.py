@@ -1,5 +1,5 @@
-"""A :class:`~ctxpack.evals.compare.Comparison` rendered: the verdict in words,
-the terminal table ``ctxpack compare`` prints and compare.json (compare.md is
+"""A :class:`~packproof.evals.compare.Comparison` rendered: the verdict in words,
+the terminal table ``packproof compare`` prints and compare.json (compare.md is
 compare_markdown.py, from the same pieces).
 
 Every renderer reads the same comparison; the verdict paragraph is written
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ctxpack.evals.report.text import fmt_p, metric_name, plural
-from ctxpack.packer.jsonio import dumps, significant
+from packproof.evals.report.text import fmt_p, metric_name, plural
+from packproof.packer.jsonio import dumps, significant
 
 if TYPE_CHECKING:
-    from ctxpack.evals.compare import Change, Comparison, Flip
+    from packproof.evals.compare import Change, Comparison, Flip
 
 __all__ = [
     "SCHEMA",
@@ -30,7 +30,7 @@ __all__ = [
     "verdict",
 ]
 
-SCHEMA: Final = "ctxpack.compare.v1"
+SCHEMA: Final = "packproof.compare.v1"
 _HEAD: Final = ("label", "budget", "A", "B", "B - A [interval]", "p", "cells", "scenarios", "")
 _LISTED: Final = 4  # groups named in the verdict per direction before "and N more"
 _MARKS: Final = {"better": "▲ better", "worse": "▼ worse", "changed": "● changed"}
@@ -255,7 +255,7 @@ def flip_lines(flips: Sequence[Flip], code: Callable[[str], str], limit: int) ->
 
 
 def terminal(cmp: Comparison, *, verbose: bool = False) -> str:
-    """What ``ctxpack compare`` prints: the verdict, the main metric for every
+    """What ``packproof compare`` prints: the verdict, the main metric for every
     group, the other metrics only where marked (all with ``verbose``), flips."""
     out = [f"compare: A {cmp.a.run_id} (reference) -> B {cmp.b.run_id} (candidate)", ""]
     out += [verdict(cmp), ""]

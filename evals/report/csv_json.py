@@ -9,9 +9,9 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ctxpack.evals.report.model import ReportContext, order_records
-from ctxpack.evals.report.replay import CHAIN_STATS, PROBE_STATS
-from ctxpack.packer.jsonio import canonical_array, dumps
+from packproof.evals.report.model import ReportContext, order_records
+from packproof.evals.report.replay import CHAIN_STATS, PROBE_STATS
+from packproof.packer.jsonio import canonical_array, dumps
 
 __all__ = ["render_csv", "render_json"]
 

@@ -1,12 +1,12 @@
 """What failed in a run, counted once for every place that reports it: the
-exit code of ``ctxpack eval``, the "Failures" section of summary.md and
+exit code of ``packproof eval``, the "Failures" section of summary.md and
 report.html, and the failed test cases of junit.xml, so they always agree.
 
 A cell fails when:
 
 - its packer failed (``status`` is a failure class: ``TIMEOUT``, ``CRASH``, ...,
   docs/external-packers.md), at any budget;
-- it broke a hard invariant (:data:`~ctxpack.evals.metrics.cell.HARD_INVARIANTS`:
+- it broke a hard invariant (:data:`~packproof.evals.metrics.cell.HARD_INVARIANTS`:
   a pack that breaks one is wrong, not worse), at any budget;
 - it was judged (the scenario's own budget) and missed an expectation.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ctxpack.evals.metrics.cell import HARD_INVARIANTS
+from packproof.evals.metrics.cell import HARD_INVARIANTS
 
 __all__ = ["CLASSES", "cell_problems", "describe", "tally"]
 

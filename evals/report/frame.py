@@ -1,8 +1,8 @@
 """A run's cells as a pandas DataFrame: the table the report aggregates, and
-what :func:`ctxpack.evals.load_run` gives a Python user to slice.
+what :func:`packproof.evals.load_run` gives a Python user to slice.
 
 One row per cell (suite, scenario, turn, spec, budget), in cell-key order
-(:func:`~ctxpack.evals.report.model.order_records`), with typed columns:
+(:func:`~packproof.evals.report.model.order_records`), with typed columns:
 
 - ``key``, ``suite``, ``scenario``, ``strategy``, ``status``, ``mode``: strings;
   ``turn``: int; ``probe``: bool; ``t``: float (NaN outside replays);
@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ctxpack.evals.metrics.cell import HARD_INVARIANTS
-from ctxpack.packer.errors import InputError
+from packproof.evals.metrics.cell import HARD_INVARIANTS
+from packproof.packer.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,7 +123,7 @@ def load_run(path: str | Path) -> pd.DataFrame:
     """The cells of the eval run in ``path`` (a run folder, or ``reports/<config name>/latest``)
     as a DataFrame (see the module docstring for its columns). A folder that is
     not a complete run is refused with one line (:class:`InputError`)."""
-    from ctxpack.evals.run.folder import INCOMPLETE
+    from packproof.evals.run.folder import INCOMPLETE
 
     run = Path(path)
     if (run / INCOMPLETE).exists():

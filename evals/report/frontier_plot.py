@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from ctxpack.evals.report.model import ReportContext
-from ctxpack.evals.report.plot_base import (
+from packproof.evals.report.model import ReportContext
+from packproof.evals.report.plot_base import (
     concentric,
     concentric_key,
     empty,

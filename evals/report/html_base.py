@@ -11,8 +11,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from ctxpack.evals.report.model import ReportContext
-from ctxpack.evals.run.config import SCENARIO_BUDGET
+from packproof.evals.report.model import ReportContext
+from packproof.evals.run.config import SCENARIO_BUDGET
 
 _CSS: Final = """
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0;
@@ -163,13 +163,13 @@ class _Page:
 
 
 def _head(summary: Mapping[str, Any]) -> str:
-    title = f"ctxpack eval: {summary['manifest'].get('name', '?')}"
+    title = f"packproof eval: {summary['manifest'].get('name', '?')}"
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "img-src data:; style-src 'unsafe-inline'\">\n"
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        '<meta name="generator" content="ctxpack eval">\n'
+        '<meta name="generator" content="packproof eval">\n'
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
     )

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ctxpack.evals.report.html_base import _cell, _e, _Page, _stat, _table
-from ctxpack.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
+from packproof.evals.report.html_base import _cell, _e, _Page, _stat, _table
+from packproof.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
 
 __all__ = ["ANCHOR", "cache_section"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxpack.evals.report.frame import tag_column
-from ctxpack.evals.report.html_base import _cell, _e, _Page, _stat, _table
-from ctxpack.evals.report.model import PAIRED
-from ctxpack.evals.report.text import (
+from packproof.evals.report.frame import tag_column
+from packproof.evals.report.html_base import _cell, _e, _Page, _stat, _table
+from packproof.evals.report.model import PAIRED
+from packproof.evals.report.text import (
     Column,
     answer_ceiling,
     best_rows,

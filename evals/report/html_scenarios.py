@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ctxpack.evals.report.html_base import _cell, _e, _Page, _table
-from ctxpack.evals.run.config import SCENARIO_BUDGET
+from packproof.evals.report.html_base import _cell, _e, _Page, _table
+from packproof.evals.run.config import SCENARIO_BUDGET
 
 __all__ = ["MAX_SCENARIOS", "MAX_TEXT", "MAX_TURNS", "scenarios_section"]
 

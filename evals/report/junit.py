@@ -8,7 +8,7 @@ Rules:
   not judge, so they are test cases only when they fail on their own: a cell
   whose packer failed or that broke a hard invariant (failures.py), named with
   ``@<budget>``. The failed cases are exactly the failing cells that summary.md
-  counts and ``ctxpack eval`` exits 1 on.
+  counts and ``packproof eval`` exits 1 on.
 - One ``<testsuite>`` per suite file (the record's ``suite``), in record order,
   inside one ``<testsuites>`` root; each carries its ``tests`` and ``failures``
   counts (``errors`` and ``skipped`` are always 0).
@@ -30,9 +30,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ctxpack.evals.report.failures import cell_problems
-from ctxpack.evals.report.model import ReportContext
-from ctxpack.evals.run.config import SCENARIO_BUDGET
+from packproof.evals.report.failures import cell_problems
+from packproof.evals.report.model import ReportContext
+from packproof.evals.run.config import SCENARIO_BUDGET
 
 __all__ = ["render_junit"]
 
@@ -94,13 +94,13 @@ def render_junit(ctx: ReportContext) -> str:
     for record in ctx.records:
         if _is_case(record):
             suites.setdefault(record["suite"], []).append(_testcase(record, ctx, labels))
-    name = str(ctx.summary.get("manifest", {}).get("name", "ctxpack"))
+    name = str(ctx.summary.get("manifest", {}).get("name", "packproof"))
     total = sum(len(cases) for cases in suites.values())
     failed = sum(f for cases in suites.values() for _, f in cases)
     root = ET.Element(
         "testsuites",
         {
-            "name": _xml_text(f"ctxpack eval: {name}"),
+            "name": _xml_text(f"packproof eval: {name}"),
             "tests": str(total),
             "failures": str(failed),
             "errors": "0",

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxpack.evals.report.failures import describe
-from ctxpack.evals.report.frame import tag_column
-from ctxpack.evals.report.model import PAIRED, ReportContext
-from ctxpack.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
-from ctxpack.evals.report.text import (
+from packproof.evals.report.failures import describe
+from packproof.evals.report.frame import tag_column
+from packproof.evals.report.model import PAIRED, ReportContext
+from packproof.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
+from packproof.evals.report.text import (
     VERDICT_HEAD,
     Column,
     answer_ceiling,
@@ -206,7 +206,7 @@ def _by_tag(summary: Mapping[str, Any]) -> list[str]:
 
 def failures_section(summary: Mapping[str, Any]) -> list[str]:
     """The failing cells: the same count as junit.xml's failures and as the
-    exit code of ``ctxpack eval`` (failures.py), by class, then each one."""
+    exit code of ``packproof eval`` (failures.py), by class, then each one."""
     tally = summary.get("failures")
     fails = summary["expectation_failures"]
     judged = sum(g["expectations"]["total"] for g in summary["groups"])
@@ -240,7 +240,7 @@ def _provenance(summary: Mapping[str, Any]) -> list[str]:
     lines = [
         "## Provenance",
         "",
-        f"- run `{m.get('run_id', '?')}`; ctxpack {m['ctxpack_version']}, commit "
+        f"- run `{m.get('run_id', '?')}`; packproof {m['packproof_version']}, commit "
         f"`{m['git_commit'] or '?'}`; Python {m.get('python', '?')} on {m.get('platform', '?')}",
         f"- config `{config.get('file', '?')}` (sha256 `{config.get('sha256', '?')}`)",
         f"- baseline `{labels[summary['baseline']]}`",
@@ -259,7 +259,7 @@ def render_markdown(ctx: ReportContext) -> str:
     m = summary["manifest"]
     invariant = summary.get("budget_invariant", [])
     lines = [
-        f"# ctxpack eval: {m['name']}",
+        f"# packproof eval: {m['name']}",
         "",
         f"{summary['cells']} cells: {len(summary['strategies'])} strategies, "
         f"{len(summary['budgets'])} budgets, {plural(len(m['suites']), 'suite')}. "

@@ -4,7 +4,7 @@
 aggregates it (aggregate.py), opens with a verdict per budget (verdict.py) and
 returns a plain dict (the content of ``summary.json``); :class:`ReportContext`
 holds it with the records and the scenarios, and each renderer in
-:data:`ctxpack.evals.report.renderers.RENDERERS` turns that context into one
+:data:`packproof.evals.report.renderers.RENDERERS` turns that context into one
 file. Everything but ``run`` (latency, executor, jobs) is a pure function of the
 records, so the reports are byte-identical whichever executor produced them.
 The renderers import this module; it imports none of them.
@@ -18,15 +18,15 @@ from typing import Any, Final
 
 import numpy as np
 
-from ctxpack.evals.metrics.cache import Profile
-from ctxpack.evals.report import aggregate
-from ctxpack.evals.report.aggregate import Stats
-from ctxpack.evals.report.failures import tally
-from ctxpack.evals.report.frame import cells_frame, order_records
-from ctxpack.evals.report.replay import build_replay
-from ctxpack.evals.report.verdict import best_specs, verdicts
-from ctxpack.evals.scenarios.format import Scenario
-from ctxpack.packer.jsonio import significant
+from packproof.evals.metrics.cache import Profile
+from packproof.evals.report import aggregate
+from packproof.evals.report.aggregate import Stats
+from packproof.evals.report.failures import tally
+from packproof.evals.report.frame import cells_frame, order_records
+from packproof.evals.report.replay import build_replay
+from packproof.evals.report.verdict import best_specs, verdicts
+from packproof.evals.scenarios.format import Scenario
+from packproof.packer.jsonio import significant
 
 __all__ = [
     "METRICS",
@@ -37,7 +37,7 @@ __all__ = [
     "order_records",
 ]
 
-SUMMARY_SCHEMA_ID: Final = "ctxpack.eval.summary.v1"
+SUMMARY_SCHEMA_ID: Final = "packproof.eval.summary.v1"
 # Metrics summarised per strategy and budget (means with confidence intervals).
 METRICS: Final = (
     "evidence_recall",

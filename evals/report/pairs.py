@@ -1,5 +1,5 @@
-"""Two runs' cells, paired: what ``ctxpack compare`` and the gate's significance
-test (``ctxpack gate --significance``) share.
+"""Two runs' cells, paired: what ``packproof compare`` and the gate's significance
+test (``packproof gate --significance``) share.
 
 A run's cells are read from ``metrics.csv`` (or ``metrics.csv.gz``, the compact
 copy ``make baseline`` commits) beside its ``summary.json``: one row per cell,
@@ -9,7 +9,7 @@ groups, a changed default parameter does not unpair a strategy's cells.
 
 The test of a paired difference respects how cells cluster: the turns of one
 scenario are not independent, so :func:`paired_test` uses
-:func:`~ctxpack.evals.report.stats.cluster_paired` (a cluster-bootstrap interval
+:func:`~packproof.evals.report.stats.cluster_paired` (a cluster-bootstrap interval
 and a sign-flip permutation test over scenarios).
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import loads
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import loads
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,7 +143,7 @@ def paired_test(
     """The mean of ``b - a`` over paired cells, its cluster-bootstrap interval and
     the sign-flip p-value over scenarios (``n`` cells, ``clusters``
     scenarios); None with no pairs."""
-    from ctxpack.evals.report.stats import cluster_paired
+    from packproof.evals.report.stats import cluster_paired
 
     if not len(pairs):
         return None

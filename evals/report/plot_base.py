@@ -22,8 +22,8 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
-from ctxpack.evals.report.colours import colours_for
-from ctxpack.evals.report.model import ReportContext
+from packproof.evals.report.colours import colours_for
+from packproof.evals.report.model import ReportContext
 
 __all__ = [
     "concentric",

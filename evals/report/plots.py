@@ -19,8 +19,8 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ctxpack.evals.report.model import ReportContext
-from ctxpack.evals.report.plot_base import (
+from packproof.evals.report.model import ReportContext
+from packproof.evals.report.plot_base import (
     concentric,
     concentric_key,
     draw_lines,
@@ -38,7 +38,7 @@ from ctxpack.evals.report.plot_base import (
     within,
     wrap,
 )
-from ctxpack.evals.run.config import SCENARIO_BUDGET
+from packproof.evals.run.config import SCENARIO_BUDGET
 
 __all__ = [
     "PLOTS",

@@ -1,6 +1,6 @@
 """Every report format, by output file name: :data:`RENDERERS`.
 
-Each renderer turns the one :class:`~ctxpack.evals.report.model.ReportContext`
+Each renderer turns the one :class:`~packproof.evals.report.model.ReportContext`
 into one file of the run directory; the renderers live one module per format
 (markdown.py, csv_json.py, html.py, junit.py, plots.py, frontier_plot.py). This
 module is the only one that imports them all.
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ctxpack.evals.report.csv_json import render_csv, render_json
-from ctxpack.evals.report.frontier_plot import frontier
-from ctxpack.evals.report.html import render_html
-from ctxpack.evals.report.junit import render_junit
-from ctxpack.evals.report.markdown import render_markdown
-from ctxpack.evals.report.model import ReportContext
-from ctxpack.evals.report.plots import PLOTS
+from packproof.evals.report.csv_json import render_csv, render_json
+from packproof.evals.report.frontier_plot import frontier
+from packproof.evals.report.html import render_html
+from packproof.evals.report.junit import render_junit
+from packproof.evals.report.markdown import render_markdown
+from packproof.evals.report.model import ReportContext
+from packproof.evals.report.plots import PLOTS
 
 __all__ = ["RENDERERS", "Renderer"]
 

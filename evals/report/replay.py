@@ -15,7 +15,7 @@ Per chain, with N = cached + written + uncached of a step:
   cost relative to no caching); ``input_cost`` = Σ cost; ``input_tokens`` = Σ N;
 - ``prefix_breaks``: steps that are breaks; ``break_share`` = breaks / (steps - 1);
 - ``first_break``: the position of the first break among the chain's steps
-  (0-based, probes not counted, as ``ctxpack cache simulate`` reports it);
+  (0-based, probes not counted, as ``packproof cache simulate`` reports it);
 - ``divergence_tokens``: the mean ``kept_prefix_tokens`` of its break steps,
   i.e. how far into the pack the packs diverged;
 - ``prefix_stability`` and ``prefix_stability_tokens``: the mean of the chain's
@@ -50,8 +50,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ctxpack.evals.metrics.cache import Profile
-from ctxpack.packer.jsonio import significant
+from packproof.evals.metrics.cache import Profile
+from packproof.packer.jsonio import significant
 
 __all__ = [
     "CHAIN_STATS",

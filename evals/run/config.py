@@ -1,4 +1,4 @@
-"""The eval config (``ctxpack.eval.v1``): suites, strategy specs, budgets,
+"""The eval config (``packproof.eval.v1``): suites, strategy specs, budgets,
 statistics settings; validated against ``evals/schemas/eval-config.v1.json``, with
 errors naming the file, line and field."""
 
@@ -13,15 +13,15 @@ from typing import Any, Final
 
 from jsonschema.exceptions import best_match
 
-from ctxpack.evals.metrics.cache import Profile
-from ctxpack.evals.metrics.cache_files import load_profiles
-from ctxpack.evals.metrics.profiles import profiles_from
-from ctxpack.evals.run.packers import NamedPacker, named_packer
-from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
-from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.packspec import PackSpec, parse_pack_spec
+from packproof.evals.metrics.cache import Profile
+from packproof.evals.metrics.cache_files import load_profiles
+from packproof.evals.metrics.profiles import profiles_from
+from packproof.evals.run.packers import NamedPacker, named_packer
+from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
+from packproof.evals.schemafiles import validator
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import dumps
+from packproof.packer.packspec import PackSpec, parse_pack_spec
 
 __all__ = ["SCENARIO_BUDGET", "EvalConfig", "config_from", "load_config"]
 
@@ -49,7 +49,7 @@ class EvalConfig:
     # default pairs (each spec against the baseline and against the best spec).
     compare: tuple[tuple[str, str], ...] = ()
     # Named packers (a team's own, docs/external-packers.md) by their spec,
-    # which is their name; every other spec is one of ctxpack's strategies.
+    # which is their name; every other spec is one of packproof's strategies.
     packers: Mapping[str, NamedPacker] = field(default_factory=dict)
     # Only the scenarios with one of these tags (or patterns) run; () runs all.
     tags: tuple[str, ...] = ()
@@ -84,13 +84,13 @@ def load_config(path: Path) -> EvalConfig:
 
 
 def config_from(data: Mapping[str, Any], folder: Path) -> EvalConfig:
-    """An eval config given as a mapping (from Python: :func:`ctxpack.evaluate`);
+    """An eval config given as a mapping (from Python: :func:`packproof.evaluate`);
     suites are found from ``folder``; errors name the JSON pointer."""
     if not isinstance(data, Mapping):
         raise InputError(
             "", "not an eval config", expected="a mapping", found=data, source="config"
         )
-    body = {"schema": "ctxpack.eval.v1", **data}
+    body = {"schema": "packproof.eval.v1", **data}
     digest = hashlib.sha256(dumps(body).encode("utf-8")).hexdigest()
     return _config(body, _Pointers("config"), folder / "<config>", digest)
 
@@ -107,7 +107,7 @@ def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
     if err is not None:
         where = "".join(f"/{p}" for p in err.absolute_path)
         raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")
-    # A suite pattern is found beside the config (ctxpack init's layout), else in
+    # A suite pattern is found beside the config (packproof init's layout), else in
     # the folder above it (this repository's evals/<config>.yaml), else here.
     bases = (path.resolve().parent, path.resolve().parent.parent)
     suites: list[Path] = []

@@ -1,9 +1,9 @@
-"""``ctxpack eval``: run a config's grid and write its reports.
+"""``packproof eval``: run a config's grid and write its reports.
 
 Reports go to ``reports/<config name>/<run-id>/``, and ``reports/<config
 name>/latest`` points at the newest complete run of that config, so two configs
 never overwrite each other. The run id is the config name and a short hash of
-the manifest (config, suites, filters, ctxpack version and commit), never a
+the manifest (config, suites, filters, packproof version and commit), never a
 clock. Every report is rendered in memory before any is written, and each file
 is written atomically, so a failure leaves no half-written report. ``keep``
 prunes the config's older complete runs.
@@ -19,20 +19,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxpack.evals.report.model import ReportContext, build_report, order_records
-from ctxpack.evals.report.renderers import RENDERERS
-from ctxpack.evals.run.config import EvalConfig, load_config
-from ctxpack.evals.run.executors import check_executor
-from ctxpack.evals.run.external import external_packer, parse_packer
-from ctxpack.evals.run.folder import owned, prune, safe_component, switch_latest
-from ctxpack.evals.run.runner import run_cells, tasks
-from ctxpack.evals.run.select import Selection, narrow
-from ctxpack.evals.schemafiles import validator
-from ctxpack.packer import __version__
-from ctxpack.packer.errors import require
-from ctxpack.packer.files import write_atomic
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.result import cyclic_gc_paused
+from packproof.evals.report.model import ReportContext, build_report, order_records
+from packproof.evals.report.renderers import RENDERERS
+from packproof.evals.run.config import EvalConfig, load_config
+from packproof.evals.run.executors import check_executor
+from packproof.evals.run.external import external_packer, parse_packer
+from packproof.evals.run.folder import owned, prune, safe_component, switch_latest
+from packproof.evals.run.runner import run_cells, tasks
+from packproof.evals.run.select import Selection, narrow
+from packproof.evals.schemafiles import validator
+from packproof.packer import __version__
+from packproof.packer.errors import require
+from packproof.packer.files import write_atomic
+from packproof.packer.jsonio import dumps
+from packproof.packer.result import cyclic_gc_paused
 
 __all__ = ["evaluate", "manifest", "validate_summary"]
 
@@ -49,7 +49,7 @@ def _require_extra() -> None:
     """Checked before any work: a missing plotting library must not surface only
     after the whole grid has run."""
     for module in ("scipy", "tqdm", "matplotlib", "pandas"):
-        require(module, "eval", "ctxpack eval")
+        require(module, "eval", "packproof eval")
 
 
 def _sha256(path: Path) -> str:
@@ -83,7 +83,7 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
     )
     return {
         "name": config.name,
-        "ctxpack_version": __version__,
+        "packproof_version": __version__,
         "git_commit": _git_commit(root),
         "python": platform.python_version(),
         "platform": platform.platform(),

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Final, TypeVar
 
-from ctxpack.packer.errors import InputError, require
+from packproof.packer.errors import InputError, require
 
 __all__ = ["Map", "check_executor", "executor_map", "run_on", "run_serial"]
 

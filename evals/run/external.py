@@ -1,10 +1,10 @@
-"""External packers: any program that speaks ctxpack's JSON-lines protocol.
+"""External packers: any program that speaks packproof's JSON-lines protocol.
 
 Protocol (docs/external-packers.md): the program reads pack requests
-(``ctxpack.request.v1``, strategy included, plus a ``request_id``), one JSON object
+(``packproof.request.v1``, strategy included, plus a ``request_id``), one JSON object
 per line on stdin, and answers each with one ContextPack v1
 (``openclaw-mem.context-pack.v1``) per line on stdout that echoes the
-``request_id``. ``ctxpack serve`` is the built-in packer speaking it.
+``request_id``. ``packproof serve`` is the built-in packer speaking it.
 
 A cell that goes wrong is recorded with a failure class and the run goes on:
 ``TIMEOUT`` (no answer, or the request not read, within the timeout: the process
@@ -34,13 +34,13 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
-from ctxpack.evals.run.replay import PACK
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import dumps, loads
-from ctxpack.packer.pipeline import PackResult
-from ctxpack.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
-from ctxpack.packer.render import TRACE_SCHEMA_ID
-from ctxpack.packer.schema import validate
+from packproof.evals.run.replay import PACK
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import dumps, loads
+from packproof.packer.pipeline import PackResult
+from packproof.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
+from packproof.packer.render import TRACE_SCHEMA_ID
+from packproof.packer.schema import validate
 
 __all__ = [
     "FAILURES",
@@ -247,7 +247,7 @@ def failed_cell(
 
 
 def traced(pack: Mapping[str, Any]) -> bool:
-    """Whether an external pack carries ctxpack's own trace (then :func:`judged`
+    """Whether an external pack carries packproof's own trace (then :func:`judged`
     reads every candidate's decision from it exactly)."""
     trace = pack.get("trace")
     return isinstance(trace, Mapping) and trace.get("schema") == TRACE_SCHEMA_ID
@@ -255,8 +255,8 @@ def traced(pack: Mapping[str, Any]) -> bool:
 
 def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
     """The reference result with an external pack's selection: the fresh tail,
-    anchors and budget stay ctxpack's definitions (so the metrics judge the
-    external packer by the same rules). With ctxpack's own trace in the pack,
+    anchors and budget stay packproof's definitions (so the metrics judge the
+    external packer by the same rules). With packproof's own trace in the pack,
     outcome, rank and mode are read from it exactly; otherwise packed items
     rank first in pack order and the rest newest first."""
     items = reference.items

@@ -11,7 +11,7 @@ only then, in one atomic step.
 - ``INCOMPLETE`` sits in the folder until every report is written; ``latest`` is
   a symbolic link to the newest complete run, switched by one ``rename``, so it
   never mixes two runs' files.
-- ``prune`` (``ctxpack eval --keep N``) removes a config's older complete runs,
+- ``prune`` (``packproof eval --keep N``) removes a config's older complete runs,
   keeping the newest N and always the one ``latest`` points at; an incomplete
   run (interrupted, to resume, or still running) is never removed.
 """
@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.files import write_atomic
+from packproof.packer.errors import InputError
+from packproof.packer.files import write_atomic
 
 __all__ = ["INCOMPLETE", "LATEST", "owned", "prune", "safe_component", "switch_latest"]
 
@@ -60,7 +60,7 @@ def owned(run_dir: Path) -> Iterator[None]:
         except BlockingIOError:
             raise InputError(
                 "",
-                "another ctxpack run is writing into this folder; wait for it, or pass --out",
+                "another packproof run is writing into this folder; wait for it, or pass --out",
                 source=str(run_dir),
             ) from None
         write_atomic(run_dir / INCOMPLETE, "this run has not finished its reports\n")
@@ -72,7 +72,7 @@ def owned(run_dir: Path) -> Iterator[None]:
 
 def switch_latest(out_root: Path, run_dir: Path) -> None:
     """Point ``out_root/latest`` at ``run_dir`` in one atomic rename. A ``latest``
-    folder left by an older ctxpack (a copy, not a link) is replaced."""
+    folder left by an older packproof (a copy, not a link) is replaced."""
     latest = out_root / LATEST
     fresh = out_root / f".{LATEST}.{os.getpid()}.tmp"
     fresh.unlink(missing_ok=True)

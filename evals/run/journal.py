@@ -9,9 +9,9 @@ from collections.abc import Set
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import loads
-from ctxpack.packer.result import cyclic_gc_paused
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import loads
+from packproof.packer.result import cyclic_gc_paused
 
 __all__ = ["RESULTS", "read_results"]
 

@@ -1,10 +1,10 @@
 """Named packers: a strategy entry of the eval config that is not one of
-ctxpack's strategies but a team's own packer, run beside the built-in specs and
+packproof's strategies but a team's own packer, run beside the built-in specs and
 judged by the same metrics (docs/external-packers.md).
 
 In the config, ``{name: mine, packer: "cmd:python mypacker.py"}``: a program
-speaking the JSON-lines protocol (:mod:`ctxpack.evals.run.external`). From
-Python, :func:`ctxpack.evaluate` passes a callable (request dict -> pack dict),
+speaking the JSON-lines protocol (:mod:`packproof.evals.run.external`). From
+Python, :func:`packproof.evaluate` passes a callable (request dict -> pack dict),
 run in-process. Either way the packer gets the request a built-in spec would
 get, with ``strategy`` (default ``chronological``) as the request's strategy:
 that strategy's own pack of the request is the reference whose fresh tail,
@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ctxpack.evals.run.external import Failure, check_answer, external_packer, parse_packer
-from ctxpack.packer.cacheaware import CacheAware
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.packspec import parse_pack_spec
-from ctxpack.packer.strategies import REGISTRY, StrategyBase, build_strategy
+from packproof.evals.run.external import Failure, check_answer, external_packer, parse_packer
+from packproof.packer.cacheaware import CacheAware
+from packproof.packer.errors import InputError
+from packproof.packer.packspec import parse_pack_spec
+from packproof.packer.strategies import REGISTRY, StrategyBase, build_strategy
 
 __all__ = ["NAME", "Configured", "NamedPacker", "check_name", "named_packer", "python_packer"]
 
@@ -142,7 +142,7 @@ class Configured:
     strategy: StrategyBase
     cache: CacheAware | None
     is_default: bool  # its named expectations apply (they were written for the defaults)
-    external: NamedPacker | None = None  # where its packs come from, if not from ctxpack
+    external: NamedPacker | None = None  # where its packs come from, if not from packproof
 
     @classmethod
     def of(
@@ -154,7 +154,7 @@ class Configured:
     ) -> Configured:
         """A spec as configured: a named packer (its name is its strategy, and
         the expectations written for that name apply), or a built-in spec,
-        packed by ctxpack or, with ``command``, by that external program."""
+        packed by packproof or, with ``command``, by that external program."""
         if spec in packers:
             named = packers[spec]
             parsed = parse_pack_spec(named.strategy)

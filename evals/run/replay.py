@@ -25,14 +25,14 @@ from typing import Any, Final
 
 import numpy as np
 
-from ctxpack.evals.metrics.cache import Profile, Prompts, Step, price_prompts
-from ctxpack.evals.metrics.stability import kept_prefix
-from ctxpack.evals.scenarios.format import Scenario
-from ctxpack.packer.cacheaware import PreviousPack
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import round_float
-from ctxpack.packer.model import Items
-from ctxpack.packer.tokens import count_tokens
+from packproof.evals.metrics.cache import Profile, Prompts, Step, price_prompts
+from packproof.evals.metrics.stability import kept_prefix
+from packproof.evals.scenarios.format import Scenario
+from packproof.packer.cacheaware import PreviousPack
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import round_float
+from packproof.packer.model import Items
+from packproof.packer.tokens import count_tokens
 
 __all__ = ["QUESTION_ID", "STATIC_ID", "Chains", "finish", "previous_pack"]
 

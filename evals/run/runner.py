@@ -22,26 +22,26 @@ from typing import Any, Final
 
 import numpy as np
 
-from ctxpack.evals.metrics.answers import Answers
-from ctxpack.evals.metrics.cache import Profile
-from ctxpack.evals.metrics.cell import Citations, cell_metrics
-from ctxpack.evals.run.config import SCENARIO_BUDGET, EvalConfig
-from ctxpack.evals.run.executors import Map, executor_map
-from ctxpack.evals.run.external import external_packer, failed_cell, judged, traced
-from ctxpack.evals.run.journal import RESULTS, read_results
-from ctxpack.evals.run.packers import Configured, NamedPacker
-from ctxpack.evals.run.replay import PACK, Chains, finish, previous_pack
-from ctxpack.evals.run.suites import load_suite
-from ctxpack.evals.scenarios.format import (
+from packproof.evals.metrics.answers import Answers
+from packproof.evals.metrics.cache import Profile
+from packproof.evals.metrics.cell import Citations, cell_metrics
+from packproof.evals.run.config import SCENARIO_BUDGET, EvalConfig
+from packproof.evals.run.executors import Map, executor_map
+from packproof.evals.run.external import external_packer, failed_cell, judged, traced
+from packproof.evals.run.journal import RESULTS, read_results
+from packproof.evals.run.packers import Configured, NamedPacker
+from packproof.evals.run.replay import PACK, Chains, finish, previous_pack
+from packproof.evals.run.suites import load_suite
+from packproof.evals.scenarios.format import (
     Scenario,
     expectation_failures,
     kept_reasons,
 )
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.model import Items
-from ctxpack.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
-from ctxpack.packer.request import Request, parse_items, parse_request, request_to_json
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import dumps
+from packproof.packer.model import Items
+from packproof.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
+from packproof.packer.request import Request, parse_items, parse_request, request_to_json
 
 __all__ = [
     "Task",
@@ -160,7 +160,7 @@ def run_task(
     same metrics. With
     ``token_counter``, every item is recounted with that counter. A replay's
     steps are priced under ``profiles`` with each static prefix size
-    (:func:`ctxpack.evals.run.replay.finish`)."""
+    (:func:`packproof.evals.run.replay.finish`)."""
     records: list[dict[str, Any]] = []
     strategies = [Configured.of(s, packers or {}, packer, timeout) for s in (task.specs or specs)]
     first = task.turns[0]

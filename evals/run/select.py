@@ -1,4 +1,4 @@
-"""Narrowing a config's run from the command line (``ctxpack eval --suite
+"""Narrowing a config's run from the command line (``packproof eval --suite
 --strategy --tag``), and listing what a run would do (``--list``).
 
 - ``--suite``: a suite's name (its file's stem) or a shell-style pattern of it;
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ctxpack.evals.run.config import EvalConfig
-from ctxpack.evals.run.runner import tasks
-from ctxpack.packer.errors import InputError
+from packproof.evals.run.config import EvalConfig
+from packproof.evals.run.runner import tasks
+from packproof.packer.errors import InputError
 
 __all__ = ["Selection", "describe_run", "narrow"]
 

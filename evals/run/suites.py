@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from ctxpack.evals.scenarios.compile import compile_sources, load_sources, stale_detail
-from ctxpack.evals.scenarios.format import Scenario, load_compiled, parse_compiled
-from ctxpack.packer.errors import InputError
+from packproof.evals.scenarios.compile import compile_sources, load_sources, stale_detail
+from packproof.evals.scenarios.format import Scenario, load_compiled, parse_compiled
+from packproof.packer.errors import InputError
 
 __all__ = ["SOURCE_SUFFIXES", "load_suite", "source_of"]
 
@@ -66,7 +66,7 @@ def _load(
             raise InputError(
                 "",
                 f"compiled mirror older than its source {source} "
-                f"({stale_detail(current, text, most=3)}): run `ctxpack scenarios compile`, "
+                f"({stale_detail(current, text, most=3)}): run `packproof scenarios compile`, "
                 "or give the YAML file as the suite",
                 source=str(path),
             )

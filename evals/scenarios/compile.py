@@ -20,14 +20,14 @@ from typing import Any
 
 from jsonschema.exceptions import best_match
 
-from ctxpack.evals.scenarios.format import ALL, Scenario, Turn
-from ctxpack.evals.scenarios.yamlsafe import LineMap, load_yaml
-from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import InputError, pointer
-from ctxpack.packer.files import check_target, write_atomic
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.request import parse_request, request_to_json
-from ctxpack.packer.strategies import REGISTRY
+from packproof.evals.scenarios.format import ALL, Scenario, Turn
+from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
+from packproof.evals.schemafiles import validator
+from packproof.packer.errors import InputError, pointer
+from packproof.packer.files import check_target, write_atomic
+from packproof.packer.jsonio import dumps
+from packproof.packer.request import parse_request, request_to_json
+from packproof.packer.strategies import REGISTRY
 
 __all__ = [
     "check_compiled",
@@ -313,13 +313,13 @@ def check_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> li
     for source, text in sorted(texts.items()):
         target = compiled_path(source, out_dir)
         if not target.exists():
-            problems.append(f"{target}: missing (run: ctxpack scenarios compile)")
+            problems.append(f"{target}: missing (run: packproof scenarios compile)")
             continue
         current = target.read_text("utf-8")
         if current == text:
             continue
         detail = stale_detail(current, text)
-        problems.append(f"{target}: stale ({detail}); run: ctxpack scenarios compile")
+        problems.append(f"{target}: stale ({detail}); run: packproof scenarios compile")
     for directory in {p.parent for p in expected_files}:
         for stray in sorted(directory.glob("*.jsonl")):
             if stray not in expected_files:

@@ -9,11 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from ctxpack.packer import InputError, parse_request
-from ctxpack.packer.files import write_atomic
-from ctxpack.packer.jsonio import loads
-from ctxpack.packer.pipeline import assemble
-from ctxpack.packer.strategies import REGISTRY, build_strategy
+from packproof.packer import InputError, parse_request
+from packproof.packer.files import write_atomic
+from packproof.packer.jsonio import loads
+from packproof.packer.pipeline import assemble
+from packproof.packer.strategies import REGISTRY, build_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,14 +25,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = sorted(args.examples.glob("*.json"))
     if not paths:
-        print(f"ctxpack: error: no example requests in {args.examples}", file=sys.stderr)
+        print(f"packproof: error: no example requests in {args.examples}", file=sys.stderr)
         return 2
     for path in paths:
         try:
             raw = loads(path.read_bytes(), source=str(path))
             base = parse_request(raw, source=str(path))
         except InputError as exc:
-            print(f"ctxpack: error: {exc}", file=sys.stderr)
+            print(f"packproof: error: {exc}", file=sys.stderr)
             return 2
         print(
             f"\n{path.name}: {len(base.items)} items, budget {base.budget_tokens} tokens, "

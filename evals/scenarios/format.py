@@ -10,7 +10,7 @@ turns carry times ``t``: each step appends items and its prompt is its newest
 item's text; a ``probe`` turn asks a question of the state reached without
 advancing it. A replay's packs are priced as one chain under prompt-cache profiles.
 
-:mod:`ctxpack.evals.scenarios.compile` turns the YAML sources into the mirror.
+:mod:`packproof.evals.scenarios.compile` turns the YAML sources into the mirror.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import dumps, loads
-from ctxpack.packer.pipeline import PackResult, assemble
-from ctxpack.packer.render import reasons_by_id
-from ctxpack.packer.request import parse_request
-from ctxpack.packer.strategies import build_strategy
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import dumps, loads
+from packproof.packer.pipeline import PackResult, assemble
+from packproof.packer.render import reasons_by_id
+from packproof.packer.request import parse_request
+from packproof.packer.strategies import build_strategy
 
 __all__ = [
     "SCENARIOS_SCHEMA_ID",
@@ -40,7 +40,7 @@ __all__ = [
     "parse_compiled",
 ]
 
-SCENARIOS_SCHEMA_ID: Final = "ctxpack.scenarios.v1"
+SCENARIOS_SCHEMA_ID: Final = "packproof.scenarios.v1"
 ALL: Final = "*"
 
 
@@ -230,7 +230,7 @@ def parse_compiled(text: str, path: Path) -> list[Scenario]:
             raise InputError(
                 where,
                 f"scenario {scenario.id!r} does not match its sha256 (edited by hand, or "
-                "stale): recompile it with ctxpack scenarios compile",
+                "stale): recompile it with packproof scenarios compile",
                 source=str(path),
             )
         out.append(scenario)

@@ -16,13 +16,13 @@ from typing import Any, Final
 
 import yaml
 
-from ctxpack.packer.errors import InputError, pointer
+from packproof.packer.errors import InputError, pointer
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "LineMap", "load_yaml"]
 
 MAX_BYTES: Final = 4 * 1024 * 1024
 MAX_NODES: Final = 500_000
-MAX_DEPTH: Final = 64  # nesting levels; ctxpack's formats need fewer than 10
+MAX_DEPTH: Final = 64  # nesting levels; packproof's formats need fewer than 10
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _PLAIN: Final = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _MERGE: Final = "tag:yaml.org,2002:merge"

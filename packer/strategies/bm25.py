@@ -78,7 +78,7 @@ class Bm25Params:
 @dataclass(frozen=True)
 class BM25(StrategyBase, Bm25Params):
     """Okapi BM25 relevance to the prompt with the Lucene idf computed over the
-    evictable candidates; the Unicode tokenizer of :mod:`ctxpack.packer.text`; the same
+    evictable candidates; the Unicode tokenizer of :mod:`packproof.packer.text`; the same
     greedy skip-not-stop fill and chronological fallback as ``bm25lite``."""
 
     name: ClassVar[str] = "bm25"

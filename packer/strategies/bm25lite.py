@@ -40,7 +40,7 @@ class Bm25Lite(StrategyBase):
     searchable term (``[a-z0-9]{2,}`` after lowercasing) falls back to the
     chronological mode. Full-fit is decided before any of this.
 
-    The scored text is the one lossless-claw scores (:func:`ctxpack.packer.lcm.scored_texts`):
+    The scored text is the one lossless-claw scores (:func:`packproof.packer.lcm.scored_texts`):
     assistant and tool messages as their JSON content blocks, so ``type`` and
     ``text`` are terms of each; summaries and user or system messages as is."""
 

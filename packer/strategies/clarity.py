@@ -65,7 +65,7 @@ def clarity_components(
     }
 
 
-# Clarity's pruner tiers, mapped from ctxpack importance.
+# Clarity's pruner tiers, mapped from packproof importance.
 _TIER_OF_IMPORTANCE = {
     "must_remember": "tier_essential",
     "nice_to_have": "tier_high",
@@ -89,7 +89,7 @@ class Clarity(StrategyBase, ClarityUsageParams):
     )
 
     # Kept for fidelity to Clarity v1: anchored items are always kept by the shared
-    # policy, so under ctxpack this bonus never changes a selection.
+    # policy, so under packproof this bonus never changes a selection.
     anchor_bonus: float = param(
         100.0, "bonus for anchored items (always kept anyway: no effect on selection)", minimum=0
     )

@@ -33,7 +33,7 @@ class Hybrid(StrategyBase, Bm25Params, ClarityUsageParams):
                     * importance_weight[importance] * trust_weight[trust]
 
     Importance weights are openclaw-mem's composite profile (must 1.2, nice 1.0,
-    unknown 1.0, ignore 0.8); trust weights are ctxpack's defaults (openclaw-mem
+    unknown 1.0, ignore 0.8); trust weights are packproof's defaults (openclaw-mem
     ranks by trust tier first, which a product of weights cannot express). With no
     searchable prompt the relevance part is 0 and the other parts still rank.
     """

@@ -1,4 +1,4 @@
-"""The explanation table: ``ctxpack pack --explain`` and ``ctxpack explain SCENARIO``.
+"""The explanation table: ``packproof pack --explain`` and ``packproof explain SCENARIO``.
 
 Every row is checked against the JSON trace of the same request (rank, score,
 decision, reasons, kept ids), so the table cannot drift from the pack."""
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from ctxpack.cli import main
-from ctxpack.evals.scenarios.compile import load_sources
-from ctxpack.evals.scenarios.format import pack_turn
-from ctxpack.packer import PackResult, pack
-from ctxpack.packer.explain import DECISION_WORDS, explain_rows, explain_table
+from packproof.cli import main
+from packproof.evals.scenarios.compile import load_sources
+from packproof.evals.scenarios.format import pack_turn
+from packproof.packer import PackResult, pack
+from packproof.packer.explain import DECISION_WORDS, explain_rows, explain_table
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUEST = {
@@ -154,7 +154,7 @@ def test_explain_reads_a_compiled_suite_and_shows_failed_expectations(
     assert "expectations for hybrid and *: met" in capsys.readouterr().out
     source = tmp_path / "mine.yaml"
     source.write_text(
-        "schema: ctxpack.scenarios.v1\n"
+        "schema: packproof.scenarios.v1\n"
         "scenarios:\n"
         "  - id: wrong-on-purpose\n"
         "    why: An expectation that bm25 cannot meet, to see it reported.\n"

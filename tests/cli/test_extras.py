@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.cli import main
-from ctxpack.evals.project import init_project
-from ctxpack.packer import text, tokens
+from packproof.cli import main
+from packproof.evals.project import init_project
+from packproof.packer import text, tokens
 
 REQUEST = {"items": [{"id": "a", "text": "deploying"}], "budget_tokens": 8, "prompt": "deploy"}
 
@@ -83,7 +83,7 @@ def test_missing_extra_is_one_line_and_exit_2(
         return
     assert code == 2, err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert f"pip install 'ctxpack[{extra}]'" in err
+    assert f"pip install 'packproof[{extra}]'" in err
     assert not (project / "reports").exists()  # checked before any work
 
 
@@ -94,4 +94,4 @@ def test_cl100k_without_the_exact_extra(
     missing(monkeypatch, "tiktoken")
     code, err = run(["pack", str(request_file)], capsys)
     assert code == 2 and "token_counter 'cl100k' needs the exact extra" in err
-    assert "pip install 'ctxpack[exact]'" in err
+    assert "pip install 'packproof[exact]'" in err

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.packer.schema import validate
+from packproof.packer.schema import validate
 
 
-def ctxpack(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def packproof(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ctxpack", *args],
+        [sys.executable, "-m", "packproof", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -36,8 +36,8 @@ REQUEST = {
 def test_pack_from_file_and_stdin(tmp_path: Path) -> None:
     path = tmp_path / "req.json"
     path.write_text(json.dumps(REQUEST))
-    from_file = ctxpack("pack", str(path), "--strategy", "bm25")
-    from_stdin = ctxpack("pack", "-", "--strategy", "bm25", stdin=json.dumps(REQUEST))
+    from_file = packproof("pack", str(path), "--strategy", "bm25")
+    from_stdin = packproof("pack", "-", "--strategy", "bm25", stdin=json.dumps(REQUEST))
     assert from_file.returncode == 0, from_file.stderr
     assert from_file.stdout == from_stdin.stdout
     out = json.loads(from_file.stdout)
@@ -47,7 +47,7 @@ def test_pack_from_file_and_stdin(tmp_path: Path) -> None:
 
 
 def test_flags_override_the_request(tmp_path: Path) -> None:
-    out = ctxpack(
+    out = packproof(
         "pack",
         "--strategy",
         "bm25lite",
@@ -59,7 +59,7 @@ def test_flags_override_the_request(tmp_path: Path) -> None:
     )
     trace = json.loads(out.stdout)["trace"]
     assert trace["mode"] == "full-fit" and trace["budget"]["budget_tokens"] == 100
-    out = ctxpack(
+    out = packproof(
         "pack",
         "--strategy",
         "bm25",
@@ -76,7 +76,7 @@ def test_flags_override_the_request(tmp_path: Path) -> None:
 
 def test_output_file_is_written(tmp_path: Path) -> None:
     target = tmp_path / "sub" / "pack.json"
-    assert ctxpack("pack", "-o", str(target), stdin=json.dumps(REQUEST)).returncode == 0
+    assert packproof("pack", "-o", str(target), stdin=json.dumps(REQUEST)).returncode == 0
     assert json.loads(target.read_text())["schema"] == "openclaw-mem.context-pack.v1"
 
 
@@ -101,7 +101,7 @@ def test_output_file_is_written(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line_exit_2(args: list[str], stdin: str | None, needle: str) -> None:
-    out = ctxpack(*args, stdin=stdin)
+    out = packproof(*args, stdin=stdin)
     assert out.returncode == 2
     assert out.stdout == ""
     lines = out.stderr.strip().splitlines()
@@ -112,16 +112,16 @@ def test_bad_input_is_one_line_exit_2(args: list[str], stdin: str | None, needle
 
 def test_bad_input_writes_no_output_file(tmp_path: Path) -> None:
     target = tmp_path / "pack.json"
-    out = ctxpack("pack", "-o", str(target), "--budget", "0", stdin=json.dumps(REQUEST))
+    out = packproof("pack", "-o", str(target), "--budget", "0", stdin=json.dumps(REQUEST))
     assert out.returncode == 2 and not target.exists()
 
 
 def test_strategies_and_schema_commands() -> None:
-    listing = ctxpack("strategies")
+    listing = packproof("strategies")
     assert listing.returncode == 0
     assert "bm25: sum_t" in listing.stdout and "k1=1.2" in listing.stdout
-    as_json = json.loads(ctxpack("strategies", "--json").stdout)
+    as_json = json.loads(packproof("strategies", "--json").stdout)
     assert as_json["clarity"]["params"]["half_life"]["default"] == 5.0
     for name in ("request", "pack", "trace"):
-        out = ctxpack("schema", name)
+        out = packproof("schema", name)
         assert json.loads(out.stdout)["$schema"].endswith("2020-12/schema")

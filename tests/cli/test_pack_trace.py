@@ -1,4 +1,4 @@
-"""``ctxpack pack --trace full|decisions|none``: full is today's bytes, none has no
+"""``packproof pack --trace full|decisions|none``: full is today's bytes, none has no
 trace, decisions keeps each candidate's decision and validates against the schema."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from ctxpack.cli import main
-from ctxpack.packer import pack
-from ctxpack.packer.render import TRACE_LEVELS, render
-from ctxpack.packer.schema import validate
+from packproof.cli import main
+from packproof.packer import pack
+from packproof.packer.render import TRACE_LEVELS, render
+from packproof.packer.schema import validate
 
 REQUEST = {
     "items": [

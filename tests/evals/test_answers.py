@@ -7,18 +7,18 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from ctxpack.evals.metrics.answers import STOPWORDS_FILE, Answers, content_words, stopwords
-from ctxpack.evals.metrics.cell import cell_metrics
-from ctxpack.evals.run.runner import Task, run_task
-from ctxpack.evals.scenarios.format import Scenario, Turn
-from ctxpack.packer import pack
-from ctxpack.packer.pipeline import assemble
-from ctxpack.packer.request import parse_items, parse_request, request_to_json
-from ctxpack.packer.strategies import build_strategy
+from packproof.evals.metrics.answers import STOPWORDS_FILE, Answers, content_words, stopwords
+from packproof.evals.metrics.cell import cell_metrics
+from packproof.evals.run.runner import Task, run_task
+from packproof.evals.scenarios.format import Scenario, Turn
+from packproof.packer import pack
+from packproof.packer.pipeline import assemble
+from packproof.packer.request import parse_items, parse_request, request_to_json
+from packproof.packer.strategies import build_strategy
 
 
 def test_the_shipped_stopwords_are_the_glasgow_list() -> None:
-    text = resources.files("ctxpack.evals").joinpath("data", STOPWORDS_FILE).read_text("utf-8")
+    text = resources.files("packproof.evals").joinpath("data", STOPWORDS_FILE).read_text("utf-8")
     assert "Glasgow" in text and "BSD" in text  # its source and licence, in the header
     words = stopwords()
     assert len(words) == 318

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.bench.eval_extra import measure_extra
-from ctxpack.evals.bench.eval_report import evaluate_targets, format_extra
-from ctxpack.evals.run.config import load_config
+from packproof.evals.bench.eval_extra import measure_extra
+from packproof.evals.bench.eval_report import evaluate_targets, format_extra
+from packproof.evals.run.config import load_config
 
 from .test_runner import TURNS, write_config
 

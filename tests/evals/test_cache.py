@@ -1,6 +1,6 @@
 """The prompt-cache model (REFERENCE.md section 5): hand-computed cases pin every
 rule, a direct transcription of the rules checks the fast implementation, and
-``ctxpack cache simulate`` prints lines or fails in one line with exit 2."""
+``packproof cache simulate`` prints lines or fails in one line with exit 2."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxpack.cli import main
-from ctxpack.evals.bench import cache as bench
-from ctxpack.evals.metrics.cache import (
+from packproof.cli import main
+from packproof.evals.bench import cache as bench
+from packproof.evals.metrics.cache import (
     Profile,
     Prompts,
     Step,
@@ -26,8 +26,8 @@ from ctxpack.evals.metrics.cache import (
     price_chain,
     price_prompts,
 )
-from ctxpack.evals.metrics.cache_files import SHIPPED_PROFILES, load_profiles, profile, read_trace
-from ctxpack.packer.errors import InputError
+from packproof.evals.metrics.cache_files import SHIPPED_PROFILES, load_profiles, profile, read_trace
+from packproof.packer.errors import InputError
 
 PROFILES = load_profiles()
 ANTHROPIC, OPENAI = PROFILES["anthropic"], PROFILES["openai"]
@@ -469,7 +469,7 @@ def test_a_users_profiles_file_adds_to_the_shipped_ones(tmp_path: Path) -> None:
         profile("nope", path)
 
 
-# ---------------------------------------------------------------- ctxpack cache simulate
+# ---------------------------------------------------------------- packproof cache simulate
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from ctxpack.evals.bench.cacheaware import cost_breakdown
-from ctxpack.evals.run.evaluate import evaluate
+from packproof.evals.bench.cacheaware import cost_breakdown
+from packproof.evals.run.evaluate import evaluate
 
-from .test_scenario_errors import ctxpack
+from .test_scenario_errors import packproof
 
 # Six 300-token messages: 10 s apart, then a 960 s pause (past the 300 s
 # lifetime), then a question about the first.
@@ -43,7 +43,7 @@ BM25 = "bm25+cache(low_water=0.5,recall_share=0.3)"
 def _config(tmp: Path, strategies: list[str], extra: str = "") -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "r.yaml").write_text(CHAIN)
-    assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp).returncode == 0
+    assert packproof("scenarios", "compile", "r.yaml", cwd=tmp).returncode == 0
     path = tmp / "cfg.yaml"
     path.write_text(
         f"""\
@@ -160,7 +160,7 @@ def test_an_external_packer_gets_the_previous_pack(tmp_path: Path) -> None:
             jobs=1,
             executor="serial",
             resume=False,
-            packer=f"cmd:{sys.executable} -m ctxpack serve",
+            packer=f"cmd:{sys.executable} -m packproof serve",
         )
     )
     keys = ("segments", "prefix_break", "cache")
@@ -177,7 +177,7 @@ def test_an_external_packer_gets_the_previous_pack(tmp_path: Path) -> None:
 )
 def test_a_bad_cache_spec_in_a_config_is_one_line(tmp_path: Path, spec: str, text: str) -> None:
     cfg = _config(tmp_path, [spec])
-    out = ctxpack("eval", "--config", str(cfg), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    out = packproof("eval", "--config", str(cfg), "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and text in lines[0] and "cfg.yaml" in lines[0], lines

@@ -1,5 +1,5 @@
 """docs/ci.md's commands, run as printed, in order, with the installed package in
-an empty folder: the baseline lines, then every ``ctxpack`` step of the GitHub
+an empty folder: the baseline lines, then every ``packproof`` step of the GitHub
 Actions workflow (with ``GITHUB_STEP_SUMMARY`` set as GitHub sets it). Then a
 packer that drops evidence fails both the eval and the gate."""
 
@@ -20,7 +20,7 @@ BIN = Path(sys.executable).parent  # the installed package's commands
 # keeps every pack but its first item: the fresh tail or evidence is lost
 DROP_FIRST = """
 import json, sys
-from ctxpack import make_pack, pack
+from packproof import make_pack, pack
 for line in sys.stdin:
     request = json.loads(line)
     rid = request.pop("request_id")
@@ -42,7 +42,7 @@ def baseline_lines() -> list[str]:
 
 def workflow_commands() -> list[str]:
     steps = yaml.safe_load(block("workflow"))["jobs"]["gate"]["steps"]
-    return [s["run"] for s in steps if str(s.get("run", "")).startswith("ctxpack ")]
+    return [s["run"] for s in steps if str(s.get("run", "")).startswith("packproof ")]
 
 
 def sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -57,7 +57,7 @@ def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     env.pop("GITHUB_STEP_SUMMARY", None)
     folder = tmp_path / "project"
     folder.mkdir()
-    assert sh("ctxpack init", folder, env).returncode == 0
+    assert sh("packproof init", folder, env).returncode == 0
     for line in baseline_lines():
         done = sh(line, folder, env)
         assert done.returncode == 0, (line, done.stderr)
@@ -75,7 +75,7 @@ def test_the_documented_workflow_passes_on_an_unchanged_project(
     for command in commands:
         done = sh(command, folder, env)
         assert done.returncode == 0, (command, done.stdout, done.stderr)
-        if command.startswith("ctxpack eval"):
+        if command.startswith("packproof eval"):
             assert done.stdout.count("\n") == 1 and ": passed: " in done.stdout
             assert done.stderr == ""  # no progress bar in a CI log
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
@@ -88,7 +88,7 @@ def test_the_workflow_fails_a_packer_that_drops_evidence(
 ) -> None:
     folder, env = project
     (folder / "drop.py").write_text(DROP_FIRST)
-    config = folder / "ctxpack.yaml"
+    config = folder / "packproof.yaml"
     text = config.read_text()
     # the team's packer replaces the baseline's chronological under its label
     config.write_text(
@@ -102,9 +102,9 @@ def test_the_workflow_fails_a_packer_that_drops_evidence(
     for command in workflow_commands():
         done = sh(command, folder, env)
         codes[command.split()[1]] = done.returncode
-        if command.startswith("ctxpack eval"):
+        if command.startswith("packproof eval"):
             assert ": FAILED: " in done.stdout and "failing cell" in done.stdout
-        if command.startswith("ctxpack gate"):
+        if command.startswith("packproof gate"):
             assert "missing" in done.stdout.lower() and "chronological2" in done.stdout
     assert codes == {"scenarios": 0, "eval": 1, "gate": 1}
     assert "❌" in (folder / "gate.md").read_text()

@@ -1,4 +1,4 @@
-"""``ctxpack compare A B``: the paired difference is the mean of the per-cell
+"""``packproof compare A B``: the paired difference is the mean of the per-cell
 differences with a cluster interval around it; scenarios that flipped between
 pass and fail are found, with the failing run's reasons; runs of different
 suites, missing or unfinished runs and runs with no cell in common are refused
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from ctxpack.cli import main
-from ctxpack.evals.compare import compare_runs
-from ctxpack.evals.report.compare_plot import compare_figure
-from ctxpack.evals.run.evaluate import evaluate
+from packproof.cli import main
+from packproof.evals.compare import compare_runs
+from packproof.evals.report.compare_plot import compare_figure
+from packproof.evals.run.evaluate import evaluate
 
 from .test_plots import drawn_texts, overlaps
 from .test_runner import ROOT, write_config
@@ -82,7 +82,7 @@ def write_run(
         for (s, t, label, b), lines in (failures or {}).items()
     ]
     summary = {
-        "schema": "ctxpack.eval.summary.v1",
+        "schema": "packproof.eval.summary.v1",
         "confidence": 0.95,
         "budgets": [int(b) if b.isdigit() else b for b in budgets],
         "strategies": [{"label": x, "spec": x} for x in labels],
@@ -229,7 +229,7 @@ def test_changed_scenarios_are_compared_with_a_note(tmp_path: Path) -> None:
 def _refused(capsys: pytest.CaptureFixture[str], out: Path, *args: str | Path) -> str:
     code, stdout, err = compare_cli(capsys, *args, "--out", out)
     assert code == 2 and stdout == ""
-    assert err.startswith("ctxpack: error: ") and err.count("\n") == 1, err
+    assert err.startswith("packproof: error: ") and err.count("\n") == 1, err
     assert not out.exists()
     return err
 
@@ -284,7 +284,7 @@ def test_outputs_are_written_and_the_same_bytes_twice(
     for name in names:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
     data = json.loads((outs[0] / "compare.json").read_text("utf-8"))
-    assert data["schema"] == "ctxpack.compare.v1" and data["main_metric"] == "evidence_recall"
+    assert data["schema"] == "packproof.compare.v1" and data["main_metric"] == "evidence_recall"
     assert data["changes"][0]["difference"]["mean"] == pytest.approx(5 / 12)
     md = (outs[0] / "compare.md").read_text("utf-8")
     assert (

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxpack.evals.scenarios.yamlsafe import load_yaml
-from ctxpack.packer.reasons import REASONS
-from ctxpack.packer.schema import schema
-from ctxpack.packer.strategies import REGISTRY
+from packproof.evals.scenarios.yamlsafe import load_yaml
+from packproof.packer.reasons import REASONS
+from packproof.packer.schema import schema
+from packproof.packer.strategies import REGISTRY
 
 from .test_scenarios import ALL, SOURCES
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.run.config import load_config
-from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.run.runner import run_cells
-from ctxpack.packer import InputError
+from packproof.evals.run.config import load_config
+from packproof.evals.run.evaluate import evaluate
+from packproof.evals.run.runner import run_cells
+from packproof.packer import InputError
 
 from .test_runner import ROOT, reports, write_config
 
 pytest.importorskip(
-    "distributed", reason="the Dask executor needs the dask extra: pip install 'ctxpack[dask]'"
+    "distributed", reason="the Dask executor needs the dask extra: pip install 'packproof[dask]'"
 )
 
 UNREACHABLE = "tcp://127.0.0.1:1"  # nothing listens on port 1: connection refused
@@ -73,7 +73,7 @@ def test_unreachable_scheduler_is_one_line_and_fast(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "ctxpack",
+            "packproof",
             "eval",
             "--config",
             str(cfg),
@@ -107,7 +107,7 @@ def test_unreachable_scheduler_is_one_line_and_fast(tmp_path: Path) -> None:
         cli.kill()
         cli.wait()
     assert cli.returncode == 2, stderr
-    assert stderr.startswith("ctxpack: error: --scheduler: cannot reach the Dask scheduler")
+    assert stderr.startswith("packproof: error: --scheduler: cannot reach the Dask scheduler")
     assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
     assert stdout == ""
     written = {p.name for p in out.rglob("*")} if out.exists() else set()

@@ -1,4 +1,4 @@
-"""``ctxpack eval`` as a CI step: exit 1 on failures (and the same failures in
+"""``packproof eval`` as a CI step: exit 1 on failures (and the same failures in
 summary.md and junit.xml), ``--quiet``, YAML suites, stale mirrors refused,
 filters and ``--list``, one ``latest`` per config, ``--keep``."""
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ctxpack.cli import main
+from packproof.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "scenarios/compiled/budgets-caps.jsonl"
@@ -21,7 +21,7 @@ SOURCE = ROOT / "scenarios/budgets-caps.yaml"
 # drops the oldest item of every pack: misses expectations, breaks no invariant it need not
 DROP_OLDEST = """
 import json, sys
-from ctxpack import make_pack, pack
+from packproof import make_pack, pack
 for line in sys.stdin:
     request = json.loads(line)
     rid = request.pop("request_id")
@@ -32,7 +32,7 @@ for line in sys.stdin:
 
 def write_config(tmp: Path, strategies: list[Any] | None = None, **extra: Any) -> Path:
     config = {
-        "schema": "ctxpack.eval.v1",
+        "schema": "packproof.eval.v1",
         "name": extra.pop("name", "cli"),
         "suites": extra.pop("suites", [str(SUITE)]),
         "strategies": strategies or ["chronological", "bm25"],
@@ -60,7 +60,7 @@ def test_a_clean_run_exits_0_and_quiet_prints_one_line(
     assert err == ""  # no progress bar where stderr is not a terminal
     assert run(tmp_path, "--config", str(cfg)) == 0
     out, _ = capsys.readouterr()
-    assert out.startswith("# ctxpack eval: cli") and out.splitlines()[-1].startswith("eval cli-")
+    assert out.startswith("# packproof eval: cli") and out.splitlines()[-1].startswith("eval cli-")
 
 
 def test_failures_exit_1_and_summary_md_agrees_with_junit(
@@ -121,7 +121,7 @@ def test_yaml_suites_run_directly_and_a_stale_mirror_is_refused(
     assert run(tmp_path, "--config", str(write_config(tmp_path, suites=[str(mirror)]))) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "compiled mirror older than its source" in err
-    assert "changed budget-" in err and "ctxpack scenarios compile" in err
+    assert "changed budget-" in err and "packproof scenarios compile" in err
     # the config may name YAML sources too
     assert run(tmp_path, "--config", str(write_config(tmp_path, suites=[str(source)])), "-q") == 0
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.run.config import load_config
-from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.run.external import ExternalPacker
-from ctxpack.evals.run.runner import run_cells
+from packproof.evals.run.config import load_config
+from packproof.evals.run.evaluate import evaluate
+from packproof.evals.run.external import ExternalPacker
+from packproof.evals.run.runner import run_cells
 
 from .test_runner import suite_turns, write_config
 
-SERVE = f"cmd:{sys.executable} -m ctxpack serve"
+SERVE = f"cmd:{sys.executable} -m packproof serve"
 
 
 def small_config(tmp: Path) -> Path:
@@ -100,7 +100,7 @@ def test_failures_are_recorded_per_cell_and_the_run_goes_on(
 
 ANSWERS_TWICE = (
     "import json, sys\n"
-    "from ctxpack import pack\n"
+    "from packproof import pack\n"
     "for line in sys.stdin:\n"
     "    request = json.loads(line)\n"
     "    rid = request.pop('request_id')\n"
@@ -165,7 +165,7 @@ def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "ctxpack",
+            "packproof",
             "eval",
             "--config",
             str(cfg),
@@ -180,6 +180,6 @@ def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
     )
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines() == [
-        "ctxpack: error: --packer: cannot start '/no/such/packer': No such file or directory"
+        "packproof: error: --packer: cannot start '/no/such/packer': No such file or directory"
     ]
     assert not (tmp_path / "r").exists()

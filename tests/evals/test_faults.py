@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # removed, is quick.
 SLOW_PACKER = (
     "import json, os, sys, time\n"
-    "from ctxpack import pack\n"
+    "from packproof import pack\n"
     "for n, line in enumerate(sys.stdin):\n"
     "    request = json.loads(line)\n"
     "    rid = request.pop('request_id')\n"
@@ -35,7 +35,7 @@ def setup(tmp: Path) -> tuple[list[str], Path]:
     (tmp / "packer.py").write_text(SLOW_PACKER)
     (tmp / "slow").touch()  # removed before a resume
     config = {
-        "schema": "ctxpack.eval.v1",
+        "schema": "packproof.eval.v1",
         "name": "faults",
         "suites": [str(ROOT / "scenarios/compiled/conversations.jsonl")],
         "strategies": ["chronological", "bm25", "hybrid"],
@@ -47,7 +47,7 @@ def setup(tmp: Path) -> tuple[list[str], Path]:
     argv = [
         sys.executable,
         "-m",
-        "ctxpack",
+        "packproof",
         "eval",
         "--config",
         str(tmp / "c.yaml"),
@@ -164,8 +164,8 @@ def test_ctrl_c_is_one_line_exit_130_and_a_resumable_run(tmp_path: Path) -> None
     text = err.decode()
     assert proc.returncode == 130, text
     assert "Traceback" not in text
-    assert text.strip().splitlines()[-1].startswith("ctxpack: interrupted")
-    assert sum("ctxpack:" in line for line in text.splitlines()) == 1
+    assert text.strip().splitlines()[-1].startswith("packproof: interrupted")
+    assert sum("packproof:" in line for line in text.splitlines()) == 1
     assert wait_gone(below) == set()
     (tmp_path / "slow").unlink()
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
@@ -182,7 +182,7 @@ def test_a_full_disk_leaves_an_incomplete_run_and_latest_untouched(tmp_path: Pat
         pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
     try:
         config = {
-            "schema": "ctxpack.eval.v1",
+            "schema": "packproof.eval.v1",
             "name": "full",
             "suites": [str(ROOT / "scenarios/compiled/conversations.jsonl")],
             "strategies": ["chronological", "bm25"],
@@ -194,7 +194,7 @@ def test_a_full_disk_leaves_an_incomplete_run_and_latest_untouched(tmp_path: Pat
             [
                 sys.executable,
                 "-m",
-                "ctxpack",
+                "packproof",
                 "eval",
                 "--config",
                 str(tmp_path / "c.yaml"),
@@ -208,7 +208,7 @@ def test_a_full_disk_leaves_an_incomplete_run_and_latest_untouched(tmp_path: Pat
             timeout=300,
         )
         assert run.returncode == 2, run.stderr
-        errors = [line for line in run.stderr.splitlines() if line.startswith("ctxpack:")]
+        errors = [line for line in run.stderr.splitlines() if line.startswith("packproof:")]
         assert len(errors) == 1 and "No space left on device" in errors[0], run.stderr
         assert "Traceback" not in run.stderr
         assert not list(disk.glob("*/latest"))

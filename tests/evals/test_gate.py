@@ -1,4 +1,4 @@
-"""``ctxpack gate``: identical runs pass in a few lines; a failed rule, a regressed
+"""``packproof gate``: identical runs pass in a few lines; a failed rule, a regressed
 metric and a missing one are each named by label, in words, and exit 1; any
 metric the summary carries can be gated, the right way round; the result can be
 Markdown (a file, and GitHub's job summary); a regression can be required to be
@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from ctxpack.cli import main
-from ctxpack.evals.gate import GATEABLE, REGRESSED, Check, load_gates, load_summary
-from ctxpack.evals.gate.metrics import unlisted
-from ctxpack.evals.gate.significance import judge_regressions, load_run_cells, settings_of
-from ctxpack.evals.report.text import budget_columns
-from ctxpack.evals.run.evaluate import evaluate, validate_summary
+from packproof.cli import main
+from packproof.evals.gate import GATEABLE, REGRESSED, Check, load_gates, load_summary
+from packproof.evals.gate.metrics import unlisted
+from packproof.evals.gate.significance import judge_regressions, load_run_cells, settings_of
+from packproof.evals.report.text import budget_columns
+from packproof.evals.run.evaluate import evaluate, validate_summary
 
 from .test_runner import write_config
 
@@ -75,7 +75,7 @@ def write(path: Path, data: Any) -> Path:
 
 def gates_file(path: Path, metrics: str, extra: str = "") -> Path:
     path.write_text(
-        f"schema: ctxpack.gates.v1\nmetrics: {metrics}\nhard_invariants: 0\n"
+        f"schema: packproof.gates.v1\nmetrics: {metrics}\nhard_invariants: 0\n"
         f"expectations: all\n{extra}",
         "utf-8",
     )
@@ -87,7 +87,7 @@ GateRun = Callable[..., tuple[int, str]]
 
 @pytest.fixture
 def gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> GateRun:
-    """Run ``ctxpack gate`` in process on two summaries; (exit code, stdout)."""
+    """Run ``packproof gate`` in process on two summaries; (exit code, stdout)."""
 
     def run(baseline: Summary, current: Summary, *extra: str) -> tuple[int, str]:
         base = write(tmp_path / "baseline.json", baseline)
@@ -360,7 +360,7 @@ def test_markdown_is_written_and_appended_to_the_job_summary(
     code, _ = gate(summary, current, "--markdown", str(md))
     assert code == 1
     text = md.read_text("utf-8")
-    assert text.startswith("## ❌ ctxpack gate: failed\n\n1 rule failed, 1 metric regressed (of ")
+    assert text.startswith("## ❌ packproof gate: failed\n\n1 rule failed, 1 metric regressed (of ")
     rows = [line for line in text.splitlines() if line.startswith("| **")]
     assert rows[0].startswith("| **rule failed** | `chronological` | 16 | `hard_invariants` |")
     assert rows[1].startswith("| **regressed** | `bm25` | 16 | `evidence_recall` |")
@@ -371,8 +371,8 @@ def test_markdown_is_written_and_appended_to_the_job_summary(
 
     code, _ = gate(summary, summary, "--markdown", str(md))
     assert code == 0
-    assert md.read_text("utf-8").startswith("## ✅ ctxpack gate: passed\n")  # replaced
-    assert job.read_text("utf-8").count("ctxpack gate:") == 2
+    assert md.read_text("utf-8").startswith("## ✅ packproof gate: passed\n")  # replaced
+    assert job.read_text("utf-8").count("packproof gate:") == 2
 
 
 def test_markdown_escapes_labels_and_notes(summary: Summary, gate: GateRun, tmp_path: Path) -> None:
@@ -392,14 +392,14 @@ def test_markdown_escapes_labels_and_notes(summary: Summary, gate: GateRun, tmp_
 def test_markdown_stays_under_the_comment_limit(
     summary: Summary, gate: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("ctxpack.evals.gate.markdown.MAX_CHARS", 2500)
+    monkeypatch.setattr("packproof.evals.gate.markdown.MAX_CHARS", 2500)
     current = copy.deepcopy(summary)
     group(current, "bm25", 16)["metrics"]["mrr"]["mean"] -= 0.5
     md = tmp_path / "gate.md"
     gate(summary, current, "--markdown", str(md))
     text = md.read_text("utf-8")
     assert len(text) <= 2500 and "| **regressed** | `bm25` | 16 | `mrr` |" in text
-    assert re.search(r"^\.\.\. and \d+ more checks: run `ctxpack gate --verbose`$", text, re.M)
+    assert re.search(r"^\.\.\. and \d+ more checks: run `packproof gate --verbose`$", text, re.M)
     assert text.endswith("</details>\n")
 
 
@@ -422,7 +422,7 @@ def test_an_unwritable_markdown_target_is_one_line_and_exit_2(
     capsys.readouterr()
     assert main(args) == 2
     out, err = capsys.readouterr()
-    assert err.count("\n") == 1 and err.startswith("ctxpack: error: ")
+    assert err.count("\n") == 1 and err.startswith("packproof: error: ")
     assert "a-folder" in err and "directory" in err
     if where == "markdown":
         assert out == ""  # refused before any work
@@ -625,7 +625,7 @@ def test_shipped_gates_and_committed_baseline_are_valid() -> None:
 
 
 def _v2(s: Summary) -> Any:
-    return {**s, "schema": "ctxpack.eval.summary.v2"}
+    return {**s, "schema": "packproof.eval.summary.v2"}
 
 
 def _bad_stat(s: Summary) -> Any:
@@ -644,7 +644,7 @@ def _duplicate_group(s: Summary) -> Any:
 
 
 GOOD_GATES = (
-    "schema: ctxpack.gates.v1\nmetrics:\n  mrr: 0.03\nhard_invariants: 0\nexpectations: all\n"
+    "schema: packproof.gates.v1\nmetrics:\n  mrr: 0.03\nhard_invariants: 0\nexpectations: all\n"
 )
 GATES_EDITS = {
     "unknown-metric": ("mrr: 0.03", "mrr: 0.03\n  evidence_recal: 0.1"),
@@ -665,8 +665,8 @@ GATES_EDITS = {
         ("current:list", "current.json: /: the current summary is not a JSON object"),
         (
             "baseline:v2",
-            "baseline.json: /schema: baseline has schema ctxpack.eval.summary.v2, "
-            "expected ctxpack.eval.summary.v1",
+            "baseline.json: /schema: baseline has schema packproof.eval.summary.v2, "
+            "expected packproof.eval.summary.v1",
         ),
         ("current:bad-stat", "current.json: /groups/1/metrics/mrr/mean: the current summary "),
         ("current:no-groups", "'groups' is a required property"),
@@ -719,13 +719,13 @@ def test_bad_input_is_one_line_and_exit_2(
         files["gates"].write_text(GOOD_GATES.replace(old, new))
     elif kind == "bad-yaml":
         files["gates"].write_text(
-            "schema: ctxpack.gates.v1\nmetrics: {mrr: [}\nhard_invariants: 0\n"
+            "schema: packproof.gates.v1\nmetrics: {mrr: [}\nhard_invariants: 0\n"
         )
     out = subprocess.run(
         [
             sys.executable,
             "-m",
-            "ctxpack",
+            "packproof",
             "gate",
             "--baseline",
             str(files["baseline"]),
@@ -744,5 +744,5 @@ def test_bad_input_is_one_line_and_exit_2(
     assert out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
-    assert lines[0].startswith("ctxpack: error: ")
+    assert lines[0].startswith("packproof: error: ")
     assert needle in lines[0]

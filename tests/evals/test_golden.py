@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.scenarios.format import Scenario, pack_turn
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.strategies import REGISTRY
+from packproof.evals.scenarios.format import Scenario, pack_turn
+from packproof.packer.jsonio import dumps
+from packproof.packer.strategies import REGISTRY
 
 from .test_scenarios import ALL
 
@@ -35,7 +35,7 @@ def test_golden_pack(scenario: Scenario, request: pytest.FixtureRequest) -> None
     path = GOLDEN / f"{scenario.id}.json"
     current = snapshot(scenario)
     if request.config.getoption("--update-goldens"):
-        from ctxpack.packer.files import write_atomic
+        from packproof.packer.files import write_atomic
 
         write_atomic(path, current)
         return

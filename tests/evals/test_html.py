@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.report.renderers import RENDERERS
-from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.scenarios.compile import compile_sources, load_sources, write_compiled
+from packproof.evals.report.renderers import RENDERERS
+from packproof.evals.run.evaluate import evaluate
+from packproof.evals.scenarios.compile import compile_sources, load_sources, write_compiled
 
 PLOTS = ("recall_vs_budget.png", "recall_vs_stability.png", "latency.png")
 SCRIPT = "<script>document.title='PWNED'</script>"
@@ -32,7 +32,7 @@ SCRIPT_IN_DOM = "&lt;script&gt;document.title='PWNED'&lt;/script&gt;"
 IMG_IN_DOM = "&lt;img src=x onerror=\"document.title='PWNED'\"&gt;"
 
 SCENARIOS = {
-    "schema": "ctxpack.scenarios.v1",
+    "schema": "packproof.scenarios.v1",
     "defaults": {"request": {"fresh_tail": {"count": 1}}},
     "scenarios": [
         {
@@ -92,7 +92,7 @@ def build(root: Path) -> Path:
     config.write_text(
         json.dumps(
             {
-                "schema": "ctxpack.eval.v1",
+                "schema": "packproof.eval.v1",
                 "name": "html",
                 "suites": [str(compiled)],
                 "strategies": ["chronological", "bm25", "hybrid"],
@@ -161,7 +161,7 @@ def test_markup_in_the_data_is_text_and_the_page_is_self_contained(run_dir: Path
     assert "&lt;i&gt;evil&lt;/i&gt;" in raw and "&lt;b&gt;markup&lt;/b&gt; &amp; scripts" in raw
     assert "<script" not in raw.lower() and "<img src=x" not in raw and EVIL_ID not in raw
     page = parse(raw)
-    assert page.title == "ctxpack eval: html"
+    assert page.title == "packproof eval: html"
     assert not any(name.startswith("on") for _, attrs in page.tags for name in attrs)
     # offline: nothing is fetched (only data: images, no links, scripts or frames)
     assert not {t for t, _ in page.tags} & {"script", "link", "iframe", "object", "embed"}
@@ -243,7 +243,7 @@ def test_in_a_headless_browser_nothing_runs_and_the_page_renders(
     dom = out.stdout
     assert out.returncode == 0 and "</html>" in dom, out.stderr[-2000:]
     title = re.search(r"<title>(.*?)</title>", dom, re.S)
-    assert title is not None and title.group(1) == "ctxpack eval: html"
+    assert title is not None and title.group(1) == "packproof eval: html"
     assert "PWNED" not in title.group(1)
     assert SCRIPT_IN_DOM in dom and IMG_IN_DOM in dom and "&lt;i&gt;evil&lt;/i&gt;" in dom
     assert "<script" not in dom.lower() and "<img src=x" not in dom

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from ctxpack.evals.report.junit import render_junit
-from ctxpack.evals.report.model import ReportContext, order_records
-from ctxpack.evals.report.renderers import RENDERERS
-from ctxpack.evals.run.config import load_config
-from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.run.journal import read_results
-from ctxpack.evals.run.runner import tasks
+from packproof.evals.report.junit import render_junit
+from packproof.evals.report.model import ReportContext, order_records
+from packproof.evals.report.renderers import RENDERERS
+from packproof.evals.run.config import load_config
+from packproof.evals.run.evaluate import evaluate
+from packproof.evals.run.journal import read_results
+from packproof.evals.run.runner import tasks
 
 from .test_runner import write_config
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.scenarios.format import load_compiled
-from ctxpack.evals.scenarios.importers.locomo import CATEGORIES, import_locomo
-from ctxpack.packer import InputError
+from packproof.evals.run.evaluate import evaluate
+from packproof.evals.scenarios.format import load_compiled
+from packproof.evals.scenarios.importers.locomo import CATEGORIES, import_locomo
+from packproof.packer import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -133,7 +133,7 @@ def test_bad_files_are_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"/0: not a LoCoMo conversation"):
         import_locomo(write(tmp_path, [{"qa": []}]))
     out = subprocess.run(
-        [sys.executable, "-m", "ctxpack", "import", "locomo", str(tmp_path / "missing.json")],
+        [sys.executable, "-m", "packproof", "import", "locomo", str(tmp_path / "missing.json")],
         capture_output=True,
         text=True,
         timeout=60,
@@ -147,7 +147,7 @@ def test_cli_writes_compact_compiled_scenarios(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "ctxpack",
+            "packproof",
             "import",
             "locomo",
             str(write(tmp_path, SAMPLE)),

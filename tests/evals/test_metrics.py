@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxpack.evals.metrics.cell import (
+from packproof.evals.metrics.cell import (
     cell_metrics,
     mrr,
     ndcg_at,
@@ -19,9 +19,9 @@ from ctxpack.evals.metrics.cell import (
     pack_ranking,
     ranked_relevant,
 )
-from ctxpack.evals.metrics.stability import kept_prefix, prefix_stability
-from ctxpack.packer import pack
-from ctxpack.packer.render import render
+from packproof.evals.metrics.stability import kept_prefix, prefix_stability
+from packproof.packer import pack
+from packproof.packer.render import render
 
 
 def test_ndcg_and_mrr_by_hand() -> None:

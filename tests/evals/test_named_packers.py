@@ -1,5 +1,5 @@
 """A team's own packer, named in the config (a program) or passed to
-``ctxpack.evaluate`` (a function), runs beside the built-in specs, is judged by
+``packproof.evaluate`` (a function), runs beside the built-in specs, is judged by
 the same rules and is named in every report."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-import ctxpack
-from ctxpack.cli import main
-from ctxpack.evals.run.config import load_config
+import packproof
+from packproof.cli import main
+from packproof.evals.run.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "scenarios/compiled/lossless-claw.jsonl"
@@ -34,7 +34,7 @@ def doc_example() -> str:
 
 def write_config(tmp: Path, strategies: list[Any], **extra: Any) -> Path:
     config = {
-        "schema": "ctxpack.eval.v1",
+        "schema": "packproof.eval.v1",
         "name": "named",
         "suites": [str(SUITE)],
         "strategies": strategies,
@@ -55,7 +55,7 @@ def newest(request: dict[str, Any]) -> dict[str, Any]:
         if used + item["tokens"] <= request["budget_tokens"]:
             kept.insert(0, item["id"])
             used += item["tokens"]
-    return ctxpack.make_pack(request, kept)
+    return packproof.make_pack(request, kept)
 
 
 def test_the_documented_example_packer_runs_beside_built_in_specs(
@@ -115,7 +115,7 @@ def test_a_bad_entry_is_one_line(tmp_path: Path, entry: dict[str, Any], needle: 
     if needle is None:
         assert load_config(cfg).labels["chronological2"] == "chronological2"
         return
-    with pytest.raises(ctxpack.InputError) as err:
+    with pytest.raises(packproof.InputError) as err:
         load_config(cfg)
     assert needle in str(err.value) and "line" in str(err.value)
 
@@ -129,7 +129,7 @@ def test_a_named_packer_is_named_in_baseline_and_compare(tmp_path: Path) -> None
     assert config.baseline == "mine" and config.compare[0][0] == "mine"
     assert config.strategy("mine").name == "chronological"  # what its requests carry
     twice = write_config(tmp_path, ["bm25", entry, {**entry, "packer": "cmd:false"}])
-    with pytest.raises(ctxpack.InputError, match="duplicate strategy spec mine"):
+    with pytest.raises(packproof.InputError, match="duplicate strategy spec mine"):
         load_config(twice)
 
 
@@ -141,7 +141,7 @@ def test_evaluate_a_function_returns_the_run_and_its_cells(tmp_path: Path) -> No
         "budgets": ["scenario", 64],
         "bootstrap": {"resamples": 200},
     }
-    run = ctxpack.evaluate(newest, cfg, out=tmp_path)
+    run = packproof.evaluate(newest, cfg, out=tmp_path)
     assert run.dir.parent == tmp_path / "api"
     cells = run.cells()
     assert list(cells["label"].cat.categories) == ["chronological", "bm25", "newest"]
@@ -150,7 +150,7 @@ def test_evaluate_a_function_returns_the_run_and_its_cells(tmp_path: Path) -> No
     # judged by the same rules: its hard invariants and expectations are counted
     assert run.passed == (run.failures["cells"] == 0)
     assert run.summary["strategies"][2]["packer"].startswith("python:")
-    alone = ctxpack.evaluate(newest, cfg, out=tmp_path / "alone", builtins=False, name="mine")
+    alone = packproof.evaluate(newest, cfg, out=tmp_path / "alone", builtins=False, name="mine")
     assert [s["label"] for s in alone.summary["strategies"]] == ["mine"]
 
 
@@ -164,14 +164,14 @@ def test_a_function_that_raises_fails_its_cells_not_the_run(tmp_path: Path) -> N
         return [item["id"] for item in request["items"]]
 
     cfg = {"name": "bad", "suites": [str(SUITE)], "strategies": ["chronological"]}
-    run = ctxpack.evaluate(broken, cfg, out=tmp_path)
+    run = packproof.evaluate(broken, cfg, out=tmp_path)
     cells = run.cells()
     crashed = cells[cells["status"] == "CRASH"]
     assert len(crashed) > 0 and not run.passed
     assert run.failures["classes"]["CRASH"] == len(crashed)
     records = (run.dir / "results.jsonl").read_text()
     assert "ValueError: too many items" in records
-    wrong = ctxpack.evaluate(not_a_pack, cfg, out=tmp_path / "w")
+    wrong = packproof.evaluate(not_a_pack, cfg, out=tmp_path / "w")
     assert wrong.failures["classes"] == {"PARSE_ERROR": wrong.failures["cells"]}
 
 
@@ -181,26 +181,26 @@ def test_evaluate_refuses_a_name_the_config_already_has(tmp_path: Path) -> None:
 
     mine = {"name": "mine", "packer": "cmd:true"}
     cfg = {"suites": [str(SUITE)], "strategies": ["chronological", "bm25", mine]}
-    with pytest.raises(ctxpack.InputError, match="already a strategy of the config"):
-        ctxpack.evaluate(newest, cfg, out=tmp_path, name="mine")
-    with pytest.raises(ctxpack.InputError, match="a built-in strategy's name"):
-        ctxpack.evaluate(newest, cfg, out=tmp_path, name="hybrid")
-    with pytest.raises(ctxpack.InputError, match="/strategies"):
-        ctxpack.evaluate(chronological2, {**cfg, "strategies": "bm25"}, out=tmp_path)
+    with pytest.raises(packproof.InputError, match="already a strategy of the config"):
+        packproof.evaluate(newest, cfg, out=tmp_path, name="mine")
+    with pytest.raises(packproof.InputError, match="a built-in strategy's name"):
+        packproof.evaluate(newest, cfg, out=tmp_path, name="hybrid")
+    with pytest.raises(packproof.InputError, match="/strategies"):
+        packproof.evaluate(chronological2, {**cfg, "strategies": "bm25"}, out=tmp_path)
     assert not (tmp_path / "eval").exists()
 
 
 def test_make_pack_renders_the_ids_in_order_and_refuses_unknown_ones() -> None:
     request = {"items": [{"id": f"m{i}", "text": f"t{i}"} for i in range(4)], "budget_tokens": 9}
-    pack = ctxpack.make_pack(request, ["m3", "m1"])
+    pack = packproof.make_pack(request, ["m3", "m1"])
     assert [it["recordRef"] for it in pack["items"]] == ["m3", "m1"]
     assert pack["bundle_text"] == "- [m3] t3\n- [m1] t1"
-    same = ctxpack.pack(request)  # ctxpack's own pack of every id renders the same items
+    same = packproof.pack(request)  # packproof's own pack of every id renders the same items
     assert (
-        ctxpack.make_pack(request, same.selected_ids)["items"]
+        packproof.make_pack(request, same.selected_ids)["items"]
         == json.loads(same.to_json())["items"]
     )
-    with pytest.raises(ctxpack.InputError, match="/ids/1: not an id of the request"):
-        ctxpack.make_pack(request, ["m0", "zz"])
-    with pytest.raises(ctxpack.InputError, match="packed twice"):
-        ctxpack.make_pack(request, ["m0", "m0"])
+    with pytest.raises(packproof.InputError, match="/ids/1: not an id of the request"):
+        packproof.make_pack(request, ["m0", "zz"])
+    with pytest.raises(packproof.InputError, match="packed twice"):
+        packproof.make_pack(request, ["m0", "m0"])

@@ -15,18 +15,18 @@ from typing import Any
 
 import pytest
 
-from ctxpack.evals.report.colours import BUILTIN, POOL, _pick, colour_of, colours_for
-from ctxpack.evals.report.frontier_plot import frontier, frontier_figure
-from ctxpack.evals.report.model import ReportContext
-from ctxpack.evals.report.plot_base import wrap
-from ctxpack.evals.report.plots import (
+from packproof.evals.report.colours import BUILTIN, POOL, _pick, colour_of, colours_for
+from packproof.evals.report.frontier_plot import frontier, frontier_figure
+from packproof.evals.report.model import ReportContext
+from packproof.evals.report.plot_base import wrap
+from packproof.evals.report.plots import (
     PLOTS,
     latency_figure,
     recall_vs_budget_figure,
     recall_vs_stability_figure,
     strategy_colours,
 )
-from ctxpack.packer.strategies import REGISTRY
+from packproof.packer.strategies import REGISTRY
 
 TUNED = "hybrid(w_recency=0,w_relevance=0.6,w_usage=0)"
 CACHED = "bm25+cache(low_water=0.4,placement=first,recall_share=0.3)"
@@ -266,7 +266,7 @@ def test_wrapping_keeps_every_character_and_each_line_fits(label: str) -> None:
 
 
 def test_the_overlap_check_sees_text_over_text() -> None:
-    from ctxpack.evals.report.plot_base import figure
+    from packproof.evals.report.plot_base import figure
 
     fig = figure(4, 3)
     fig.text(0.5, 0.5, "one label")

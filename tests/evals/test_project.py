@@ -1,4 +1,4 @@
-"""ctxpack init: a starter project that compiles, evaluates and gates as it is,
+"""packproof init: a starter project that compiles, evaluates and gates as it is,
 written from package data, never over a user's file."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.cli import main
-from ctxpack.evals.project import DATA, STARTER, default_gates, init_project, shipped_space
+from packproof.cli import main
+from packproof.evals.project import DATA, STARTER, default_gates, init_project, shipped_space
 
 
 def test_init_writes_the_starter_set_and_it_runs_as_it_is(
@@ -17,13 +17,13 @@ def test_init_writes_the_starter_set_and_it_runs_as_it_is(
 ) -> None:
     assert main(["init", str(tmp_path / "p")]) == 0
     assert sorted(str(p.relative_to(tmp_path / "p")) for p in (tmp_path / "p").rglob("*.yaml")) == [
-        "ctxpack.yaml",
         "gates.yaml",
+        "packproof.yaml",
         "scenarios/example.yaml",
     ]
     monkeypatch.chdir(tmp_path / "p")
     assert main(["scenarios", "compile"]) == 0
-    assert main(["eval", "--jobs", "1"]) == 0  # default config: ./ctxpack.yaml
+    assert main(["eval", "--jobs", "1"]) == 0  # default config: ./packproof.yaml
     summary = json.loads(Path("reports/starter/latest/summary.json").read_text())
     assert summary["expectation_failures"] == []
     assert summary["cells"] > 0
@@ -40,7 +40,7 @@ def test_init_never_overwrites_and_writes_nothing_then(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "gates.yaml: already exists" in err
     assert (tmp_path / "gates.yaml").read_text() == "mine\n"
-    assert not (tmp_path / "ctxpack.yaml").exists()
+    assert not (tmp_path / "packproof.yaml").exists()
 
 
 def test_defaults_come_from_package_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,7 +56,7 @@ def test_eval_without_a_config_says_how_to_get_one(
     monkeypatch.chdir(tmp_path)
     assert main(["eval"]) == 2
     err = capsys.readouterr().err
-    assert "ctxpack.yaml: no eval config here: run `ctxpack init`" in err
+    assert "packproof.yaml: no eval config here: run `packproof init`" in err
 
 
 def test_tune_without_a_shipped_space_is_one_line(

@@ -13,29 +13,29 @@ import pytest
 
 # Imported here so that pytester's in-process runs find the harness loaded
 # (it drops modules first imported during a run).
-import ctxpack.evals.pytest_verdict  # noqa: F401
-from ctxpack.evals.scenarios.format import load_compiled
+import packproof.evals.pytest_verdict  # noqa: F401
+from packproof.evals.scenarios.format import load_compiled
 
 pytest_plugins = ["pytester"]
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 PACKERS = """
-import ctxpack
+import packproof
 
 
 def wrap(request):
-    return ctxpack.pack(request).to_dict()
+    return packproof.pack(request).to_dict()
 
 
 def untraced(request):
-    pack = ctxpack.pack(request).to_dict()
+    pack = packproof.pack(request).to_dict()
     del pack["trace"]
     return pack
 
 
 def chronological(request):
-    return ctxpack.pack({**request, "strategy": "chronological"}).to_dict()
+    return packproof.pack({**request, "strategy": "chronological"}).to_dict()
 
 
 def _pack(request, items):
@@ -74,7 +74,7 @@ def not_a_pack(request):
 
 
 def a_result(request):
-    return ctxpack.pack(request)
+    return packproof.pack(request)
 
 
 def stranger(request):
@@ -86,7 +86,7 @@ not_callable = 3
 
 # The scenarios page's example, with a fresh tail and a "*" expectation.
 VAULT = """\
-schema: ctxpack.scenarios.v1
+schema: packproof.scenarios.v1
 scenarios:
   - id: vault-code
     why: The code is said once, early; a pack that keeps it holds the answer.
@@ -124,12 +124,12 @@ def run(pytester: pytest.Pytester, suite: str, packer: str, *args: str) -> pytes
     return pytester.runpytest(
         "-p",
         "no:cacheprovider",
-        # the outer run imported ctxpack already: nothing to rewrite, nothing to warn about
+        # the outer run imported packproof already: nothing to rewrite, nothing to warn about
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
-        "--ctxpack-suite",
+        "--packproof-suite",
         suite,
-        "--ctxpack-packer",
+        "--packproof-packer",
         packer,
         *args,
     )
@@ -144,7 +144,7 @@ def turns(suite: str) -> int:
     return sum(len(s.turns) for s in load_compiled(SCENARIOS.parent / suite))
 
 
-def test_a_packer_wrapping_ctxpack_passes_every_case_one_per_turn(user: pytest.Pytester) -> None:
+def test_a_packer_wrapping_packproof_passes_every_case_one_per_turn(user: pytest.Pytester) -> None:
     suite = compiled("conversations")
     result = run(user, suite, "packers:wrap", "-v")
     result.assert_outcomes(passed=turns(suite))
@@ -198,11 +198,11 @@ def test_a_yaml_source_is_a_suite_and_its_cases_point_at_their_line(user: pytest
 
 def test_min_recall_fails_a_case_whose_gold_evidence_is_not_packed(user: pytest.Pytester) -> None:
     run(user, "vault.yaml", "packers:newest_only").assert_outcomes(passed=1)
-    result = run(user, "vault.yaml", "packers:newest_only", "--ctxpack-min-recall", "1")
+    result = run(user, "vault.yaml", "packers:newest_only", "--packproof-min-recall", "1")
     result.assert_outcomes(failed=1)
     shows(
         result,
-        "unmet:      evidence recall 0 < --ctxpack-min-recall 1",
+        "unmet:      evidence recall 0 < --packproof-min-recall 1",
         "missing:    - m1  gold evidence",
     )
 
@@ -237,11 +237,11 @@ def test_an_invalid_pack_fails_the_case_saying_why(
     shows(result, message)
 
 
-def test_mode_and_reasons_are_held_only_to_a_pack_with_ctxpack_trace(
+def test_mode_and_reasons_are_held_only_to_a_pack_with_packproof_trace(
     user: pytest.Pytester,
 ) -> None:
     # trust.jsonl's "*" expectations name trace reasons (trust_quarantined_excluded,
-    # ...), which a pack without ctxpack's trace cannot show: they are not checked.
+    # ...), which a pack without packproof's trace cannot show: they are not checked.
     suite = compiled("trust")
     run(user, suite, "packers:untraced").assert_outcomes(passed=turns(suite))
 
@@ -249,7 +249,7 @@ def test_mode_and_reasons_are_held_only_to_a_pack_with_ctxpack_trace(
 def test_reasons_are_read_from_the_packs_own_trace(user: pytest.Pytester) -> None:
     # cache-aware.jsonl expects dropped_from_previous_pack, which only the trace says
     suite = compiled("cache-aware")
-    run(user, suite, "packers:wrap", "--ctxpack-expect", "bm25").assert_outcomes(
+    run(user, suite, "packers:wrap", "--packproof-expect", "bm25").assert_outcomes(
         passed=turns(suite)
     )
 
@@ -258,25 +258,25 @@ def test_expect_holds_the_packer_to_one_strategys_expectations_too(
     user: pytest.Pytester,
 ) -> None:
     suite = compiled("bm25-relevance")  # every scenario has bm25 expectations
-    # --ctxpack-expect bm25 asks for bm25 in each request, so ctxpack's own pack is bm25's
-    run(user, suite, "packers:wrap", "--ctxpack-expect", "bm25").assert_outcomes(
+    # --packproof-expect bm25 asks for bm25 in each request, so packproof's own pack is bm25's
+    run(user, suite, "packers:wrap", "--packproof-expect", "bm25").assert_outcomes(
         passed=turns(suite)
     )
-    held = run(user, suite, "packers:chronological", "--ctxpack-expect", "bm25")
+    held = run(user, suite, "packers:chronological", "--packproof-expect", "bm25")
     assert held.parseoutcomes()["failed"] > 0
     held.stdout.fnmatch_lines(['at:  * (expectations "*" and bm25)'])
     run(user, suite, "packers:chronological").assert_outcomes(passed=turns(suite))
 
 
 def test_a_command_speaking_the_external_protocol_is_a_packer(user: pytest.Pytester) -> None:
-    result = run(user, "vault.yaml", f"cmd:{sys.executable} -m ctxpack serve")
+    result = run(user, "vault.yaml", f"cmd:{sys.executable} -m packproof serve")
     result.assert_outcomes(passed=1)
 
 
 def test_a_suite_also_named_as_a_path_is_collected_once(user: pytest.Pytester) -> None:
     suite = compiled("trust")
     result = user.runpytest(
-        str(suite), "--ctxpack-suite", str(suite), "--ctxpack-packer", "packers:wrap"
+        str(suite), "--packproof-suite", str(suite), "--packproof-packer", "packers:wrap"
     )
     result.assert_outcomes(passed=turns(suite))
 
@@ -290,46 +290,48 @@ def test_cases_are_selected_with_k_like_any_test(user: pytest.Pytester) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--ctxpack-packer", "packers"], "ERROR: --ctxpack-packer packers: expected MODULE:*"),
-        (["--ctxpack-packer", "nosuch:pack"], "*cannot import nosuch: ModuleNotFoundError*"),
-        (["--ctxpack-packer", "packers:nope"], "*module packers has no attribute nope"),
-        (["--ctxpack-packer", "packers:not_callable"], "*not_callable is not callable"),
-        (["--ctxpack-packer", "cmd:"], "ERROR: --ctxpack-packer cmd:: malformed packer*"),
-        (["--ctxpack-packer", "cmd:/no/such/packer"], "*cannot start '/no/such/packer'*"),
-        (["--ctxpack-packer", "packers:wrap", "--ctxpack-expect", "bm26"], "*not a strategy*"),
-        (["--ctxpack-packer", "packers:wrap", "--ctxpack-strategy", "bm25(k9=1)"], "*k9*"),
-        ([], "ERROR: --ctxpack-suite needs --ctxpack-packer MODULE:CALLABLE"),
+        (["--packproof-packer", "packers"], "ERROR: --packproof-packer packers: expected MODULE:*"),
+        (["--packproof-packer", "nosuch:pack"], "*cannot import nosuch: ModuleNotFoundError*"),
+        (["--packproof-packer", "packers:nope"], "*module packers has no attribute nope"),
+        (["--packproof-packer", "packers:not_callable"], "*not_callable is not callable"),
+        (["--packproof-packer", "cmd:"], "ERROR: --packproof-packer cmd:: malformed packer*"),
+        (["--packproof-packer", "cmd:/no/such/packer"], "*cannot start '/no/such/packer'*"),
+        (["--packproof-packer", "packers:wrap", "--packproof-expect", "bm26"], "*not a strategy*"),
+        (["--packproof-packer", "packers:wrap", "--packproof-strategy", "bm25(k9=1)"], "*k9*"),
+        ([], "ERROR: --packproof-suite needs --packproof-packer MODULE:CALLABLE"),
     ],
 )
 def test_a_bad_option_is_a_one_line_usage_error(
     user: pytest.Pytester, args: list[str], message: str
 ) -> None:
-    result = user.runpytest("--ctxpack-suite", "vault.yaml", *args)
+    result = user.runpytest("--packproof-suite", "vault.yaml", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert "Traceback" not in result.stderr.str()
 
 
 def test_a_bad_suite_and_options_without_a_suite_are_usage_errors(user: pytest.Pytester) -> None:
-    result = user.runpytest("--ctxpack-suite", "missing.jsonl", "--ctxpack-packer", "packers:wrap")
+    result = user.runpytest(
+        "--packproof-suite", "missing.jsonl", "--packproof-packer", "packers:wrap"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --ctxpack-suite missing.jsonl: *cannot read*"])
-    result = user.runpytest("--ctxpack-packer", "packers:wrap")
+    result.stderr.fnmatch_lines(["ERROR: --packproof-suite missing.jsonl: *cannot read*"])
+    result = user.runpytest("--packproof-packer", "packers:wrap")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --ctxpack-packer, *need --ctxpack-suite PATH"])
+    result.stderr.fnmatch_lines(["ERROR: --packproof-packer, *need --packproof-suite PATH"])
 
 
 def test_without_a_suite_the_plugin_adds_nothing(user: pytest.Pytester) -> None:
     user.makepyfile(test_mine="def test_mine():\n    pass\n")
     result = user.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    assert "ctxpack:" not in result.stdout.str()  # no report header, no suite plugin
+    assert "packproof:" not in result.stdout.str()  # no report header, no suite plugin
 
 
 def test_the_plugin_module_imports_nothing_of_the_harness() -> None:
     code = (
-        "import sys, ctxpack.evals.pytest_plugin; "
-        "print(sorted(m for m in sys.modules if m.startswith('ctxpack.evals.')))"
+        "import sys, packproof.evals.pytest_plugin; "
+        "print(sorted(m for m in sys.modules if m.startswith('packproof.evals.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['ctxpack.evals.pytest_plugin']"
+    assert out.stdout.strip() == "['packproof.evals.pytest_plugin']"

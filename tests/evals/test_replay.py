@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from ctxpack.evals.run.evaluate import evaluate
-from ctxpack.evals.scenarios.format import load_compiled
-from ctxpack.evals.scenarios.importers.locomo import import_locomo
-from ctxpack.packer import InputError
-from ctxpack.packer.tokens import count_tokens
+from packproof.evals.run.evaluate import evaluate
+from packproof.evals.scenarios.format import load_compiled
+from packproof.evals.scenarios.importers.locomo import import_locomo
+from packproof.packer import InputError
+from packproof.packer.tokens import count_tokens
 
 from .test_locomo import SAMPLE, write
-from .test_scenario_errors import ctxpack
+from .test_scenario_errors import packproof
 
 QUESTION = "what did the user ask about?"
 REPLAY = f"""\
@@ -45,7 +45,7 @@ scenarios:
 
 def test_a_replay_compiles_to_timed_steps_and_probes(tmp_path: Path) -> None:
     (tmp_path / "r.yaml").write_text(REPLAY)
-    assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
+    assert packproof("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
     (sc,) = load_compiled(tmp_path / "compiled" / "r.jsonl")
     assert sc.replay
     assert [(t.t, t.probe) for t in sc.turns] == [(0, False), (10, False), (20, False), (30, True)]
@@ -92,7 +92,7 @@ def test_bad_replays_are_one_clear_line(case: str, tmp_path: Path) -> None:
     old, new, needle, line = BROKEN[case]
     assert old in REPLAY
     (tmp_path / "r.yaml").write_text(REPLAY.replace(old, new, 1))
-    out = ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path)
+    out = packproof("scenarios", "compile", "r.yaml", cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     (message,) = out.stderr.strip().splitlines()
     assert needle in message and f"r.yaml: line {line} " in message, message
@@ -138,7 +138,7 @@ def test_locomo_replay_needs_session_dates(tmp_path: Path) -> None:
 def _run(tmp_path: Path, budgets: str = "[4000]", statics: str = "[0, 2000]") -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "r.yaml").write_text(REPLAY)
-    assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
+    assert packproof("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
     (tmp_path / "cfg.yaml").write_text(
         f"""\
 name: replay-demo
@@ -203,7 +203,7 @@ def test_a_sliding_window_breaks_the_prefix_at_every_step(tmp_path: Path) -> Non
 
 
 def test_a_run_can_be_repriced_from_its_results(tmp_path: Path) -> None:
-    """results.jsonl holds each step's time and segments: `ctxpack cache simulate`
+    """results.jsonl holds each step's time and segments: `packproof cache simulate`
     on a trace made from it gives the figures the eval wrote."""
     records = _records(_run(tmp_path))
     trace = tmp_path / "trace.jsonl"
@@ -223,7 +223,7 @@ def test_a_run_can_be_repriced_from_its_results(tmp_path: Path) -> None:
             for r in records
         )
     )
-    out = ctxpack("cache", "simulate", str(trace), "--profile", "anthropic", cwd=tmp_path)
+    out = packproof("cache", "simulate", str(trace), "--profile", "anthropic", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     steps = [json.loads(line) for line in out.stdout.splitlines()][: len(records)]
     for r, step in zip(records, steps, strict=True):
@@ -297,9 +297,9 @@ def test_bad_cache_config_is_one_clear_line(case: str, tmp_path: Path) -> None:
     old, new, where, needle = BAD_CONFIGS[case]
     assert old in CONFIG
     (tmp_path / "r.yaml").write_text(REPLAY)
-    assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
+    assert packproof("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
     (tmp_path / "cfg.yaml").write_text(CONFIG.replace(old, new, 1))
-    out = ctxpack("eval", "--config", "cfg.yaml", "--out", "out", cwd=tmp_path)
+    out = packproof("eval", "--config", "cfg.yaml", "--out", "out", cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     (message,) = out.stderr.strip().splitlines()
     assert f"cfg.yaml: {where}" in message and needle in message, message
@@ -307,10 +307,10 @@ def test_bad_cache_config_is_one_clear_line(case: str, tmp_path: Path) -> None:
 
 
 def test_custom_profiles_price_like_shipped_ones(tmp_path: Path) -> None:
-    from ctxpack.evals.run.config import load_config
+    from packproof.evals.run.config import load_config
 
     (tmp_path / "r.yaml").write_text(REPLAY)
-    assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
+    assert packproof("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     config = load_config(tmp_path / "cfg.yaml")
     assert list(config.cache_profiles) == ["anthropic", "mine"]
@@ -326,7 +326,7 @@ def test_custom_profiles_price_like_shipped_ones(tmp_path: Path) -> None:
 
 def test_the_benchmark_replay_of_chat_text_is_a_valid_replay(tmp_path: Path) -> None:
     pytest.importorskip("chitchat_dataset")
-    from ctxpack.evals.bench.replay import PROBES, chitchat_replay
+    from packproof.evals.bench.replay import PROBES, chitchat_replay
 
     sc = chitchat_replay(300)
     assert sc.replay and len(sc.turns) == 300 + PROBES
@@ -339,12 +339,12 @@ def test_the_benchmark_replay_of_chat_text_is_a_valid_replay(tmp_path: Path) -> 
 
 
 def test_an_external_packer_is_priced_like_the_builtin_one(tmp_path: Path) -> None:
-    """ctxpack serve through the external-packer protocol: the same segments and
+    """packproof serve through the external-packer protocol: the same segments and
     cache figures as the built-in packer, step by step."""
     builtin = _records(_run(tmp_path / "a", budgets="[1300]"))
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "r.yaml").write_text(REPLAY)
-    assert ctxpack("scenarios", "compile", "r.yaml", cwd=tmp_path / "b").returncode == 0
+    assert packproof("scenarios", "compile", "r.yaml", cwd=tmp_path / "b").returncode == 0
     (tmp_path / "b" / "cfg.yaml").write_text((tmp_path / "a" / "cfg.yaml").read_text())
     run = evaluate(
         tmp_path / "b" / "cfg.yaml",
@@ -352,7 +352,7 @@ def test_an_external_packer_is_priced_like_the_builtin_one(tmp_path: Path) -> No
         jobs=1,
         executor="serial",
         resume=False,
-        packer=f"cmd:{sys.executable} -m ctxpack serve",
+        packer=f"cmd:{sys.executable} -m packproof serve",
     )
     external = _records(run)
     keys = ("t", "probe", "segments", "prefix_break", "kept_prefix_tokens", "cache")

@@ -32,24 +32,24 @@ from typing import Any
 
 import pytest
 
-from ctxpack.evals.gate import Gates, compare, load_gates, load_summary
-from ctxpack.evals.metrics.cache import Profile
-from ctxpack.evals.report.csv_json import render_csv
-from ctxpack.evals.report.frontier_plot import frontier
-from ctxpack.evals.report.html import render_html
-from ctxpack.evals.report.markdown import render_markdown
-from ctxpack.evals.report.model import ReportContext, build_report
-from ctxpack.evals.report.renderers import RENDERERS
-from ctxpack.evals.report.replay import build_frontier, frontier_sentence, pareto
-from ctxpack.evals.schemafiles import validator
-from ctxpack.packer.errors import InputError
+from packproof.evals.gate import Gates, compare, load_gates, load_summary
+from packproof.evals.metrics.cache import Profile
+from packproof.evals.report.csv_json import render_csv
+from packproof.evals.report.frontier_plot import frontier
+from packproof.evals.report.html import render_html
+from packproof.evals.report.markdown import render_markdown
+from packproof.evals.report.model import ReportContext, build_report
+from packproof.evals.report.renderers import RENDERERS
+from packproof.evals.report.replay import build_frontier, frontier_sentence, pareto
+from packproof.evals.schemafiles import validator
+from packproof.packer.errors import InputError
 
 SPECS = ("chronological", "bm25")
 PROFILE = Profile("breakpoints", 0.1, 1.25, 0, 1, 300.0, True, 20, True, "test", "2026-11")
 MANIFEST = {
     "name": "replay-test",
     "run_id": "r1",
-    "ctxpack_version": "0",
+    "packproof_version": "0",
     "git_commit": None,
     "python": "3.11",
     "platform": "test",
@@ -447,7 +447,7 @@ def test_gates_file_accepts_cost_thresholds_and_summary_keys_are_checked(
 ) -> None:
     path = tmp_path / "gates.yaml"
     path.write_text(
-        "schema: ctxpack.gates.v1\nmetrics: {cache_hit_rate: 0.02, input_cost: 500, "
+        "schema: packproof.gates.v1\nmetrics: {cache_hit_rate: 0.02, input_cost: 500, "
         "relative_cost: 0.05}\nhard_invariants: 0\nexpectations: all\n"
     )
     gates = load_gates(path)
@@ -489,7 +489,7 @@ def test_the_same_records_give_the_same_bytes_in_every_format() -> None:
 def test_the_gate_command_names_a_cost_regression(
     summary: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ctxpack.cli import main
+    from packproof.cli import main
 
     dearer = copy.deepcopy(summary)
     group(dearer, "chronological")["relative_cost"]["mean"] += 0.2
@@ -497,7 +497,7 @@ def test_the_gate_command_names_a_cost_regression(
     for name, data in files.items():
         (tmp_path / name).write_text(json.dumps(data))
     (tmp_path / "g.yaml").write_text(
-        "schema: ctxpack.gates.v1\nmetrics: {relative_cost: 0.05}\n"
+        "schema: packproof.gates.v1\nmetrics: {relative_cost: 0.05}\n"
         "hard_invariants: 0\nexpectations: all\n"
     )
     args = ["--baseline", str(tmp_path / "base.json"), "--current", str(tmp_path / "cur.json")]

@@ -12,15 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ctxpack.evals import load_run
-from ctxpack.evals.report.aggregate import Stats, budget_invariant, compare, groups
-from ctxpack.evals.report.frame import cells_frame
-from ctxpack.evals.report.model import METRICS, build_report
-from ctxpack.evals.report.stats import cluster_ci, cluster_paired, clustered
-from ctxpack.evals.report.text import VERDICT_HEAD, floor_note, verdict_row
-from ctxpack.evals.report.verdict import verdicts
-from ctxpack.evals.run.config import load_config
-from ctxpack.packer.errors import InputError
+from packproof.evals import load_run
+from packproof.evals.report.aggregate import Stats, budget_invariant, compare, groups
+from packproof.evals.report.frame import cells_frame
+from packproof.evals.report.model import METRICS, build_report
+from packproof.evals.report.stats import cluster_ci, cluster_paired, clustered
+from packproof.evals.report.text import VERDICT_HEAD, floor_note, verdict_row
+from packproof.evals.report.verdict import verdicts
+from packproof.evals.run.config import load_config
+from packproof.packer.errors import InputError
 
 STATS = Stats(resamples=999, confidence=0.95, seed=0)
 
@@ -75,7 +75,7 @@ def test_the_cluster_interval_resamples_clusters() -> None:
     levels = rng.random(6)
     values = np.repeat(levels, 50) + rng.normal(0, 0.01, 300)
     clusters = np.repeat(np.arange(6).astype(str).astype(object), 50)
-    from ctxpack.evals.report.stats import mean_ci
+    from packproof.evals.report.stats import mean_ci
 
     cell = mean_ci(values, 999, 0.95, 0)
     cluster = cluster_ci(values, clusters, 999, 0.95, 0)
@@ -346,7 +346,7 @@ def config_file(tmp: Path, compare: str) -> Path:
     suite.write_text("")
     path = tmp / "c.yaml"
     path.write_text(
-        "schema: ctxpack.eval.v1\nsuites: [s.jsonl]\n"
+        "schema: packproof.eval.v1\nsuites: [s.jsonl]\n"
         "strategies: [chronological, bm25, 'hybrid(w_usage=0)']\n" + compare
     )
     return path
@@ -384,7 +384,7 @@ def report(records: list[dict[str, Any]], specs: list[str], **kwargs: Any) -> di
         seed=0,
         manifest={
             "name": "t",
-            "ctxpack_version": "0",
+            "packproof_version": "0",
             "git_commit": None,
             "suites": [],
             "bootstrap_resamples": 999,
@@ -401,8 +401,8 @@ def small_report() -> dict[str, Any]:
 
 
 def test_summary_md_leads_with_the_verdict_and_ends_with_provenance() -> None:
-    from ctxpack.evals.report.markdown import render_markdown
-    from ctxpack.evals.report.model import ReportContext
+    from packproof.evals.report.markdown import render_markdown
+    from packproof.evals.report.model import ReportContext
 
     text = render_markdown(ReportContext(small_report(), [], {}))
     heads = [line for line in text.splitlines() if line.startswith("## ")]
@@ -416,8 +416,8 @@ def test_summary_md_leads_with_the_verdict_and_ends_with_provenance() -> None:
 
 
 def test_report_html_leads_with_the_verdict_and_highlights_the_best() -> None:
-    from ctxpack.evals.report.html import render_html
-    from ctxpack.evals.report.model import ReportContext
+    from packproof.evals.report.html import render_html
+    from packproof.evals.report.model import ReportContext
 
     page = render_html(ReportContext(small_report(), [], {}))
     assert page.index('id="verdict"') < page.index('id="plots"') < page.index('id="run"')

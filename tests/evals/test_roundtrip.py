@@ -11,10 +11,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.evals.scenarios.compile import compile_sources, load_sources, write_compiled
-from ctxpack.evals.scenarios.format import load_compiled
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.request import parse_request, request_to_json
+from packproof.evals.scenarios.compile import compile_sources, load_sources, write_compiled
+from packproof.evals.scenarios.format import load_compiled
+from packproof.packer.jsonio import dumps
+from packproof.packer.request import parse_request, request_to_json
 
 TEXT = st.lists(st.sampled_from(["alpha", "beta", "数据库", "😀", "naïve", "x"]), max_size=5).map(
     " ".join
@@ -73,7 +73,7 @@ def scenario_file(draw: st.DrawFn) -> dict[str, Any]:
                 for t in range(draw(st.integers(1, 3)))
             ]
         scenarios.append(sc)
-    out: dict[str, Any] = {"schema": "ctxpack.scenarios.v1", "scenarios": scenarios}
+    out: dict[str, Any] = {"schema": "packproof.scenarios.v1", "scenarios": scenarios}
     if draw(st.booleans()):
         out["defaults"] = {"item": {"importance": "nice_to_have"}}
     return out

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.run import runner
-from ctxpack.evals.run.config import load_config
-from ctxpack.evals.run.evaluate import evaluate, validate_summary
-from ctxpack.evals.run.journal import read_results
-from ctxpack.evals.run.runner import parsed_turns, run_cells, run_task, tasks
-from ctxpack.evals.scenarios.format import load_compiled
-from ctxpack.packer import InputError
-from ctxpack.packer.request import parse_items, parse_request, request_to_json
-from ctxpack.packer.text import Analyzer
+from packproof.evals.run import runner
+from packproof.evals.run.config import load_config
+from packproof.evals.run.evaluate import evaluate, validate_summary
+from packproof.evals.run.journal import read_results
+from packproof.evals.run.runner import parsed_turns, run_cells, run_task, tasks
+from packproof.evals.scenarios.format import load_compiled
+from packproof.packer import InputError
+from packproof.packer.request import parse_items, parse_request, request_to_json
+from packproof.packer.text import Analyzer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ TURNS = suite_turns("lossless-claw") + suite_turns("conversations")
 def write_config(tmp: Path, **extra: object) -> Path:
     (tmp / "evals").mkdir(exist_ok=True)
     config = {
-        "schema": "ctxpack.eval.v1",
+        "schema": "packproof.eval.v1",
         "name": "t",
         "suites": [
             str(ROOT / "scenarios/compiled/lossless-claw.jsonl"),
@@ -119,7 +119,7 @@ def test_bad_config_is_one_line(tmp_path: Path, extra: dict[str, object], needle
         [
             sys.executable,
             "-m",
-            "ctxpack",
+            "packproof",
             "eval",
             "--config",
             str(cfg),

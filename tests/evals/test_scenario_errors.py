@@ -63,9 +63,9 @@ BROKEN = {
 }
 
 
-def ctxpack(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def packproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ctxpack", *args],
+        [sys.executable, "-m", "packproof", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -87,7 +87,7 @@ def test_broken_file(case: str, tmp_path: Path) -> None:
     text, needle, line = BROKEN[case]
     (tmp_path / "good.yaml").write_text(GOOD.replace("ok-one", "ok-two"))
     (tmp_path / "bad.yaml").write_text(text)
-    out = ctxpack("scenarios", "compile", "good.yaml", "bad.yaml", "--out", "out", cwd=tmp_path)
+    out = packproof("scenarios", "compile", "good.yaml", "bad.yaml", "--out", "out", cwd=tmp_path)
     assert_one_line_error(out, "bad.yaml", f"line {line}", needle)
     assert not (tmp_path / "out").exists()  # nothing written, not even the good file
 
@@ -95,35 +95,35 @@ def test_broken_file(case: str, tmp_path: Path) -> None:
 def test_duplicate_ids_across_files(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(GOOD)
     (tmp_path / "b.yaml").write_text(GOOD)
-    out = ctxpack("scenarios", "validate", "a.yaml", "b.yaml", cwd=tmp_path)
+    out = packproof("scenarios", "validate", "a.yaml", "b.yaml", cwd=tmp_path)
     assert_one_line_error(out, "b.yaml", "line 2", "duplicate scenario id 'ok-one'", "a.yaml")
 
 
 def test_non_utf8_file(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_bytes(GOOD.encode() + b"# caf\xe9\n")
-    out = ctxpack("scenarios", "validate", "bad.yaml", cwd=tmp_path)
+    out = packproof("scenarios", "validate", "bad.yaml", cwd=tmp_path)
     assert_one_line_error(out, "bad.yaml", "line 11", "not UTF-8")
 
 
 def test_oversized_file(tmp_path: Path) -> None:
     (tmp_path / "big.yaml").write_text(GOOD + "#" * (5 * 1024 * 1024) + "\n")
-    out = ctxpack("scenarios", "validate", "big.yaml", cwd=tmp_path)
+    out = packproof("scenarios", "validate", "big.yaml", cwd=tmp_path)
     assert_one_line_error(out, "big.yaml", "file too large")
 
 
 def test_check_reports_stale_and_missing_mirrors(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(GOOD)
-    assert ctxpack("scenarios", "check", "s.yaml", cwd=tmp_path).returncode == 1
-    assert ctxpack("scenarios", "compile", "s.yaml", cwd=tmp_path).returncode == 0
+    assert packproof("scenarios", "check", "s.yaml", cwd=tmp_path).returncode == 1
+    assert packproof("scenarios", "compile", "s.yaml", cwd=tmp_path).returncode == 0
     first = (tmp_path / "compiled" / "s.jsonl").read_bytes()
-    assert ctxpack("scenarios", "compile", "s.yaml", cwd=tmp_path).returncode == 0
+    assert packproof("scenarios", "compile", "s.yaml", cwd=tmp_path).returncode == 0
     assert (tmp_path / "compiled" / "s.jsonl").read_bytes() == first  # byte-stable
-    assert ctxpack("scenarios", "check", "s.yaml", cwd=tmp_path).returncode == 0
+    assert packproof("scenarios", "check", "s.yaml", cwd=tmp_path).returncode == 0
     (tmp_path / "s.yaml").write_text(GOOD.replace("budget_tokens: 10", "budget_tokens: 11"))
-    out = ctxpack("scenarios", "check", "s.yaml", cwd=tmp_path)
+    out = packproof("scenarios", "check", "s.yaml", cwd=tmp_path)
     assert out.returncode == 1
     assert "stale (changed ok-one)" in out.stderr
     (tmp_path / "compiled" / "s.jsonl").write_text("{not json\n")
-    out = ctxpack("scenarios", "check", "s.yaml", cwd=tmp_path)
+    out = packproof("scenarios", "check", "s.yaml", cwd=tmp_path)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "new ok-one, removed <unreadable line 1>" in out.stderr

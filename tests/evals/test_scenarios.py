@@ -8,20 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.scenarios.compile import (
+from packproof.evals.scenarios.compile import (
     check_compiled,
     compile_sources,
     load_sources,
     write_compiled,
 )
-from ctxpack.evals.scenarios.format import (
+from packproof.evals.scenarios.format import (
     Scenario,
     expectation_failures,
     load_compiled,
     pack_turn,
 )
-from ctxpack.packer import InputError
-from ctxpack.packer.strategies import REGISTRY
+from packproof.packer import InputError
+from packproof.packer.strategies import REGISTRY
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 SOURCES = sorted(SCENARIOS_DIR.glob("*.yaml"))

@@ -1,4 +1,4 @@
-"""ctxpack tune: candidates are scored only on conversations they were not chosen on."""
+"""packproof tune: candidates are scored only on conversations they were not chosen on."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxpack.evals.scenarios.compile import write_compiled
-from ctxpack.evals.scenarios.format import Scenario, Turn
-from ctxpack.evals.tune import tune
-from ctxpack.packer import InputError
-from ctxpack.packer.request import parse_request, request_to_json
+from packproof.evals.scenarios.compile import write_compiled
+from packproof.evals.scenarios.format import Scenario, Turn
+from packproof.evals.tune import tune
+from packproof.packer import InputError
+from packproof.packer.request import parse_request, request_to_json
 
 
 def conversation(n: int) -> Scenario:
@@ -84,7 +84,7 @@ def test_bad_spaces(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "ctxpack",
+            "packproof",
             "tune",
             "--config",
             str(config),

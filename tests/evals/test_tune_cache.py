@@ -1,4 +1,4 @@
-"""ctxpack tune over the cache-aware options: candidates are canonical
+"""packproof tune over the cache-aware options: candidates are canonical
 ``strategy(...)+cache(...)`` specs, impossible combinations are left out and
 counted, and on replays the objective (probe recall under a cost ceiling, or
 cost under a recall floor) picks per fold on the training conversations only."""
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-import ctxpack.evals.tune as tune_module
-from ctxpack.evals.project import DATA
-from ctxpack.evals.run.config import load_config
-from ctxpack.evals.scenarios.compile import compile_sources, load_sources, write_compiled
-from ctxpack.evals.tune import _candidates, _load_space, tune
-from ctxpack.evals.tune_objective import (
+import packproof.evals.tune as tune_module
+from packproof.evals.project import DATA
+from packproof.evals.run.config import load_config
+from packproof.evals.scenarios.compile import compile_sources, load_sources, write_compiled
+from packproof.evals.tune import _candidates, _load_space, tune
+from packproof.evals.tune_objective import (
     COST,
     RECALL,
     Objective,
@@ -27,8 +27,8 @@ from ctxpack.evals.tune_objective import (
     means,
     unit_values,
 )
-from ctxpack.packer import InputError
-from ctxpack.packer.packspec import parse_pack_spec
+from packproof.packer import InputError
+from packproof.packer.packspec import parse_pack_spec
 
 from .test_tune import conversation
 
@@ -175,7 +175,7 @@ def test_the_cli_refuses_an_unpriced_profile_in_one_line(tmp_path: Path) -> None
     config, space = suite(tmp_path, SPACE.replace("profile: anthropic", "profile: gemini"))
     argv = ["tune", "--config", str(config), "--strategy", "bm25", "--space", str(space)]
     out = subprocess.run(
-        [sys.executable, "-m", "ctxpack", *argv, "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "packproof", *argv, "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         timeout=120,

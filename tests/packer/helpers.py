@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxpack.packer import PackResult, pack
+from packproof.packer import PackResult, pack
 
 
 def msg(

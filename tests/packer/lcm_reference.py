@@ -1,7 +1,7 @@
 """An independent, deliberately plain transliteration of lossless-claw's context
 assembly (REFERENCE.md section 1: fresh tail with last-user anchor and token cap,
 full-fit, chronological stop, PR #180 prompt-aware greedy skip), used to check
-ctxpack's `chronological` and `bm25lite` select exactly what lossless-claw selects.
+packproof's `chronological` and `bm25lite` select exactly what lossless-claw selects.
 It shares no code with `packer`. Token counts are given; the scored text follows
 lossless-claw at commit 4214b48 (assistant and tool messages are scored as their JSON
 content blocks). The real assembler's outputs are checked in test_lcm_conformance.py;

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ctxpack.packer import InputError
-from ctxpack.packer.packspec import parse_pack_spec
-from ctxpack.packer.pipeline import pack
-from ctxpack.packer.schema import validate
+from packproof.packer import InputError
+from packproof.packer.packspec import parse_pack_spec
+from packproof.packer.pipeline import pack
+from packproof.packer.schema import validate
 
 WORDS = ["zebra", "lunch", "deploy", "css", "database", "paddock"]
 
@@ -185,7 +185,7 @@ def test_cli_bad_previous_pack_is_one_line_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps(_request(previous_pack={"record_refs": ["a1", "a1"]})))
     out = subprocess.run(
-        [sys.executable, "-m", "ctxpack", "pack", str(path)], capture_output=True, text=True
+        [sys.executable, "-m", "packproof", "pack", str(path)], capture_output=True, text=True
     )
     assert out.returncode == 2
     assert out.stdout == ""
@@ -203,7 +203,7 @@ def test_cli_strategy_flag_takes_a_cache_spec(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "ctxpack",
+            "packproof",
             "pack",
             str(path),
             "--strategy",

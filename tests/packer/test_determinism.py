@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.packer import pack
-from ctxpack.packer.jsonio import round_float, round_floats
-from ctxpack.packer.strategies import REGISTRY
+from packproof.packer import pack
+from packproof.packer.jsonio import round_float, round_floats
+from packproof.packer.strategies import REGISTRY
 
 from .helpers import msg
 
@@ -60,7 +60,7 @@ def test_ts_comes_from_the_request_or_a_fixed_default() -> None:
 
 
 def test_floats_are_canonical() -> None:
-    from ctxpack.packer.jsonio import canonical, dumps, round_floats
+    from packproof.packer.jsonio import canonical, dumps, round_floats
 
     assert canonical(-0.0) == 0.0 and str(canonical(-0.0)) == "0.0"
     assert canonical(0.1 + 0.2) == 0.3

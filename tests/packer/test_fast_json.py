@@ -1,6 +1,6 @@
 """The fast encoder (orjson) writes exactly the bytes of the reference (``json``).
 
-The reference is ``json.dumps`` with the settings ctxpack has always used; the
+The reference is ``json.dumps`` with the settings packproof has always used; the
 fast path must match it on every golden scenario's pack and on random requests
 and values: non-ASCII text, escapes, floats of every size (those orjson writes
 otherwise are marked), indents, big integers and lone surrogates (which go to
@@ -18,17 +18,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.evals.scenarios.compile import load_sources
-from ctxpack.evals.scenarios.format import pack_turn
-from ctxpack.packer import InputError, jsonio, pack
-from ctxpack.packer.jsonio import ReprFloat, canonical, dumpb, dumps, json_floats, mark_floats
-from ctxpack.packer.strategies import REGISTRY
+from packproof.evals.scenarios.compile import load_sources
+from packproof.evals.scenarios.format import pack_turn
+from packproof.packer import InputError, jsonio, pack
+from packproof.packer.jsonio import ReprFloat, canonical, dumpb, dumps, json_floats, mark_floats
+from packproof.packer.strategies import REGISTRY
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 
 def reference(value: Any, indent: int | None = None) -> str:
-    """What ctxpack wrote before orjson, as it wrote it."""
+    """What packproof wrote before orjson, as it wrote it."""
     return json.dumps(
         value,
         sort_keys=True,

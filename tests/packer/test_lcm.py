@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.packer import pack
-from ctxpack.packer.lcm import (
+from packproof.packer import pack
+from packproof.packer.lcm import (
     content_block_tokens,
     content_blocks,
     priced_texts,
     scored_texts,
     summary_envelope,
 )
-from ctxpack.packer.model import ROLES, content_block_mask
-from ctxpack.packer.tokens import lcm_tokens
+from packproof.packer.model import ROLES, content_block_mask
+from packproof.packer.tokens import lcm_tokens
 
 from .helpers import msg
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ctxpack.packer import pack
+from packproof.packer import pack
 
 CASES = (
     Path(__file__).resolve().parents[2].parent
@@ -27,7 +27,7 @@ CASES = (
     / "lossless-claw"
     / "assembler-cases.jsonl.gz"
 )
-# lossless-claw's name for each of ctxpack's modes.
+# lossless-claw's name for each of packproof's modes.
 LCM_MODE = {"full-fit": "full-fit", "chronological": "chronological", "ranked": "prompt-aware"}
 
 

@@ -1,4 +1,4 @@
-"""With token counts given, ctxpack selects what a transliteration of lossless-claw's
+"""With token counts given, packproof selects what a transliteration of lossless-claw's
 assembler selects, on hypothesis-drawn inputs (negative tail caps included); the real
 assembler's own outputs are the conformance test (test_lcm_conformance.py)."""
 
@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.packer import pack
+from packproof.packer import pack
 
 from .lcm_reference import LcmItem, lcm_assemble
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxpack.packer.strategies import REGISTRY
+from packproof.packer.strategies import REGISTRY
 
 from .helpers import msg, reasons, run
 

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.packer import pack
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.model import QUARANTINED
-from ctxpack.packer.strategies import REGISTRY
+from packproof.packer import pack
+from packproof.packer.jsonio import dumps
+from packproof.packer.model import QUARANTINED
+from packproof.packer.strategies import REGISTRY
 
 WORDS = [
     "deploy",

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import pytest
 
-from ctxpack.packer.strategies import REGISTRY, build_strategy, parse_spec, register
-from ctxpack.packer.strategies.base import StrategyBase
+from packproof.packer.strategies import REGISTRY, build_strategy, parse_spec, register
+from packproof.packer.strategies.base import StrategyBase
 
 
 def test_registry_has_the_five_strategies() -> None:

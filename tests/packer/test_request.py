@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ctxpack.packer import InputError, parse_request
-from ctxpack.packer.schema import validate
+from packproof.packer import InputError, parse_request
+from packproof.packer.schema import validate
 
 GOOD: dict[str, Any] = {
     "items": [{"id": "a", "text": "hello"}, {"id": "b", "text": "world", "role": "assistant"}],
@@ -49,7 +49,7 @@ BAD = [
     (with_(["fresh_tail"], {"size": 1}), "/fresh_tail/size", "unknown field"),
     (with_(["max_items"], 0), "/max_items", "out of range"),
     (with_(["category_caps"], {"event": -1}), "/category_caps/event", "out of range"),
-    (with_(["schema"], "ctxpack.request.v9"), "/schema", "unsupported"),
+    (with_(["schema"], "packproof.request.v9"), "/schema", "unsupported"),
     (with_(["extra"], 1), "/extra", "unknown field"),
     (with_(["strategy"], {"name": "nope"}), "/strategy/name", "unknown strategy"),
     (
@@ -95,7 +95,7 @@ def test_non_finite_tail_cap_from_python_means_no_cap() -> None:
 
 
 def test_tail_count_at_or_below_zero_protects_nothing() -> None:
-    from ctxpack.packer import pack
+    from packproof.packer import pack
 
     for count in (0, -3):
         result = pack(with_(["fresh_tail"], {"count": count}))
@@ -134,7 +134,7 @@ def test_schema_rejects_what_the_code_rejects(
 
 def test_schema_accepts_what_the_code_accepts() -> None:
     full = {
-        "schema": "ctxpack.request.v1",
+        "schema": "packproof.request.v1",
         "prompt": None,
         "budget_tokens": 5,
         "max_items": None,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ctxpack.packer.reasons import REASONS
-from ctxpack.packer.schema import SCHEMAS, schema, validate
+from packproof.packer.reasons import REASONS
+from packproof.packer.schema import SCHEMAS, schema, validate
 
 from .helpers import msg, run
 
@@ -69,4 +69,4 @@ def test_every_schema_is_draft_2020_12_with_an_id() -> None:
     for name in SCHEMAS:
         s = schema(name)
         assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-        assert s["$id"].startswith("urn:ctxpack:schema:")
+        assert s["$id"].startswith("urn:packproof:schema:")

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.packer import select
-from ctxpack.packer.reasons import O_BUDGET, O_INCLUDED
-from ctxpack.packer.select import CategoryCaps, fill, fill_walk
+from packproof.packer import select
+from packproof.packer.reasons import O_BUDGET, O_INCLUDED
+from packproof.packer.select import CategoryCaps, fill, fill_walk
 
 costs_st = st.lists(st.integers(0, 40), min_size=select._SMALL + 1, max_size=300)
 

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.packer.termstats import ListStats, MemoStats, SubsetStats
-from ctxpack.packer.text import LCM_TOKENIZER, Analyzer, Tokenizer
+from packproof.packer.termstats import ListStats, MemoStats, SubsetStats
+from packproof.packer.text import LCM_TOKENIZER, Analyzer, Tokenizer
 
 PIECES = [
     "a",

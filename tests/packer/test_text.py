@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxpack.packer.text import ENGLISH_STOPWORDS, LCM_TOKENIZER, Analyzer, lcm_terms
+from packproof.packer.text import ENGLISH_STOPWORDS, LCM_TOKENIZER, Analyzer, lcm_terms
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from ctxpack.packer.lcm import summary_envelope
-from ctxpack.packer.tokens import chars4_tokens, count_tokens, lcm_tokens
+from packproof.packer.lcm import summary_envelope
+from packproof.packer.tokens import chars4_tokens, count_tokens, lcm_tokens
 
 
 def lcm_by_hand(text: str) -> int:

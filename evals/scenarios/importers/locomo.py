@@ -14,7 +14,7 @@ question has no answer), and the turn is tagged with its category by name
 (``category:multi-hop``, ``category:temporal``, ``category:open-domain``,
 ``category:single-hop``, ``category:adversarial``, or ``category:unknown``). The
 request's ``ts`` is the last session's date (items carry no time of their own in
-``ctxpack.request.v1``).
+``packproof.request.v1``).
 
 Evidence ids are checked against the conversation: a malformed entry such as
 ``"D8:6; D9:17"`` is split into the ids it holds (counted: malformed, recovered);
@@ -31,10 +31,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from ctxpack.evals.scenarios.format import Scenario, Turn
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import loads
-from ctxpack.packer.request import parse_request, request_to_json
+from packproof.evals.scenarios.format import Scenario, Turn
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import loads
+from packproof.packer.request import parse_request, request_to_json
 
 __all__ = ["CATEGORIES", "CATEGORY_TAG", "import_locomo"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxpack.packer.strategies.bm25 import bm25_scores, lucene_idf
-from ctxpack.packer.termstats import ListStats
-from ctxpack.packer.text import Analyzer
+from packproof.packer.strategies.bm25 import bm25_scores, lucene_idf
+from packproof.packer.termstats import ListStats
+from packproof.packer.text import Analyzer
 
 from ..helpers import msg, run
 

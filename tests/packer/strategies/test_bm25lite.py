@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxpack.packer.strategies.bm25lite import lcm_score
-from ctxpack.packer.text import lcm_terms
+from packproof.packer.strategies.bm25lite import lcm_score
+from packproof.packer.text import lcm_terms
 
 from ..helpers import msg, run
 from ..lcm_reference import lcm_score_ref

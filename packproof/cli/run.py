@@ -1,4 +1,4 @@
-"""``ctxpack eval``: run a config (or scenario files) and exit 1 when anything
+"""``packproof eval``: run a config (or scenario files) and exit 1 when anything
 failed, as a CI step expects.
 
 Exit codes: 0 when every cell passed; 1 when a cell missed an expectation,
@@ -16,23 +16,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctxpack.cli.common import EXIT_FAIL, EXIT_OK, bounded, config_path
-from ctxpack.packer.errors import InputError
+from packproof.cli.common import EXIT_FAIL, EXIT_OK, bounded, config_path
+from packproof.packer.errors import InputError
 
 __all__ = ["add_parsers"]
 
 
 def _config(args: argparse.Namespace) -> Any:
-    """The config to run: ``--config`` or ./ctxpack.yaml, with the suites given
+    """The config to run: ``--config`` or ./packproof.yaml, with the suites given
     on the command line (YAML sources or compiled mirrors) in place of its own;
     with suites and no config at all, the starter config's strategies and budgets."""
-    from ctxpack.evals.project import CONFIG, DATA
-    from ctxpack.evals.run.config import load_config
+    from packproof.evals.project import CONFIG, DATA
+    from packproof.evals.run.config import load_config
 
     if not args.suites:
         return load_config(config_path(args))
     chosen = Path(args.config) if args.config else Path(CONFIG)
-    config = load_config(chosen if chosen.exists() or args.config else DATA / "ctxpack.yaml")
+    config = load_config(chosen if chosen.exists() or args.config else DATA / "packproof.yaml")
     suites = []
     for text in args.suites:
         path = Path(text)
@@ -49,15 +49,15 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _selection(args: argparse.Namespace) -> Any:
-    from ctxpack.evals.run.select import Selection
+    from packproof.evals.run.select import Selection
 
     return Selection(tuple(args.suite), tuple(args.strategy), tuple(args.tag))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ctxpack.evals.report.failures import describe  # the harness, imported only here
-    from ctxpack.evals.run.evaluate import evaluate
-    from ctxpack.evals.run.select import describe_run, narrow
+    from packproof.evals.report.failures import describe  # the harness, imported only here
+    from packproof.evals.run.evaluate import evaluate
+    from packproof.evals.run.select import describe_run, narrow
 
     config = _config(args)
     if args.list:
@@ -106,7 +106,7 @@ def add_parsers(sub: Any) -> None:
         help="scenario files to run instead of the config's suites: YAML sources (compiled "
         "in memory) or compiled .jsonl mirrors",
     )
-    p.add_argument("--config", help="eval config YAML (default ./ctxpack.yaml)")
+    p.add_argument("--config", help="eval config YAML (default ./packproof.yaml)")
     p.add_argument(
         "--jobs", type=bounded(int, 1, 256), default=2, help="worker processes (default 2)"
     )

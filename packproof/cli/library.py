@@ -1,4 +1,4 @@
-"""Subcommands over the library (``ctxpack.packer``): pack, serve, strategies, schema."""
+"""Subcommands over the library (``packproof.packer``): pack, serve, strategies, schema."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxpack.cli.common import EXIT_OK, bounded, read_json
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.explain import explain_table
-from ctxpack.packer.files import check_target, write_atomic
-from ctxpack.packer.jsonio import dumps, loads
-from ctxpack.packer.packspec import parse_pack_spec
-from ctxpack.packer.pipeline import pack
-from ctxpack.packer.render import TRACE_LEVELS
-from ctxpack.packer.request import parse_request
-from ctxpack.packer.result import cyclic_gc_paused
-from ctxpack.packer.schema import SCHEMAS, schema
-from ctxpack.packer.strategies import REGISTRY, build_strategy, parse_spec
-from ctxpack.packer.strategies.base import parse_value
+from packproof.cli.common import EXIT_OK, bounded, read_json
+from packproof.packer.errors import InputError
+from packproof.packer.explain import explain_table
+from packproof.packer.files import check_target, write_atomic
+from packproof.packer.jsonio import dumps, loads
+from packproof.packer.packspec import parse_pack_spec
+from packproof.packer.pipeline import pack
+from packproof.packer.render import TRACE_LEVELS
+from packproof.packer.request import parse_request
+from packproof.packer.result import cyclic_gc_paused
+from packproof.packer.schema import SCHEMAS, schema
+from packproof.packer.strategies import REGISTRY, build_strategy, parse_spec
+from packproof.packer.strategies.base import parse_value
 
 __all__ = ["add_parsers"]
 
@@ -91,8 +91,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     deep, an invalid request) is answered with ``{"error": "..."}`` and the loop
     goes on."""
     # The harness's protocol module (it pulls in jsonschema): imported here, not
-    # at start-up, which every `ctxpack pack` pays.
-    from ctxpack.evals.run.external import REQUEST_ID
+    # at start-up, which every `packproof pack` pays.
+    from packproof.evals.run.external import REQUEST_ID
 
     out_stream = sys.stdout.buffer
     for n, line in enumerate(sys.stdin.buffer, 1):
@@ -147,7 +147,7 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.name == "scenarios":  # the harness's file format
-        from ctxpack.evals.schemafiles import schema_text
+        from packproof.evals.schemafiles import schema_text
 
         sys.stdout.write(schema_text("scenarios.v1.json"))
         return EXIT_OK

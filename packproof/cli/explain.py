@@ -1,8 +1,8 @@
-"""``ctxpack explain``: one golden scenario's pack under one strategy, as a table.
+"""``packproof explain``: one golden scenario's pack under one strategy, as a table.
 
 The scenario is found by id in scenario files (YAML sources, or compiled
 ``.jsonl`` suites); one of its turns is packed as the harness packs it, and
-printed as :func:`ctxpack.packer.explain.explain_table` prints any pack, with
+printed as :func:`packproof.packer.explain.explain_table` prints any pack, with
 the gold ``relevant`` ids starred, the scenario's ``why`` above and the turn's
 expectations for that strategy judged below.
 """
@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ctxpack.cli.common import EXIT_OK, bounded
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.explain import explain_table
+from packproof.cli.common import EXIT_OK, bounded
+from packproof.packer.errors import InputError
+from packproof.packer.explain import explain_table
 
 if TYPE_CHECKING:  # the harness is imported when the command runs, not at start-up
-    from ctxpack.evals.scenarios.format import Scenario
+    from packproof.evals.scenarios.format import Scenario
 
 __all__ = ["add_parsers", "cmd_explain"]
 
@@ -42,8 +42,8 @@ def _scenario_files(given: Sequence[str] | None) -> list[Path]:
 def _load(paths: Sequence[Path]) -> dict[str, Scenario]:
     """Every scenario in ``paths`` by id: YAML sources (validated together) and
     compiled ``.jsonl`` suites. An id in two files is an error: which one was meant?"""
-    from ctxpack.evals.scenarios.compile import load_sources
-    from ctxpack.evals.scenarios.format import load_compiled
+    from packproof.evals.scenarios.compile import load_sources
+    from packproof.evals.scenarios.format import load_compiled
 
     compiled = [p for p in paths if p.suffix == ".jsonl"]
     sources = [p for p in paths if p.suffix != ".jsonl"]
@@ -81,8 +81,8 @@ def _expectations(turn: Any, spec: Any, result: Any, own_budget: bool) -> list[s
     """The turn's expectations for this strategy, judged as the eval judges them:
     at the scenario's own budget only, a strategy's named ones only for its
     default parameters (the ``"*"`` ones always)."""
-    from ctxpack.evals.scenarios.format import expectation_failures
-    from ctxpack.packer.strategies import build_strategy
+    from packproof.evals.scenarios.format import expectation_failures
+    from packproof.packer.strategies import build_strategy
 
     default = spec.cache is None and spec.strategy == build_strategy(spec.name, {})
     name = spec.name if default else "*"
@@ -99,9 +99,9 @@ def _expectations(turn: Any, spec: Any, result: Any, own_budget: bool) -> list[s
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ctxpack.packer.packspec import parse_pack_spec
-    from ctxpack.packer.pipeline import assemble
-    from ctxpack.packer.request import parse_request
+    from packproof.packer.packspec import parse_pack_spec
+    from packproof.packer.pipeline import assemble
+    from packproof.packer.request import parse_request
 
     spec = parse_pack_spec(args.strategy, "--strategy")  # bad flags first, before any file
     paths = _scenario_files(args.scenarios)

@@ -1,4 +1,4 @@
-"""``ctxpack compare RUN_A RUN_B``: two runs of the same suites, paired cell by
+"""``packproof compare RUN_A RUN_B``: two runs of the same suites, paired cell by
 cell (docs/compare.md). The harness is imported only when the command runs."""
 
 from __future__ import annotations
@@ -7,16 +7,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ctxpack.cli.common import EXIT_OK, bounded
+from packproof.cli.common import EXIT_OK, bounded
 
 __all__ = ["add_parsers"]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ctxpack.evals.compare import compare_runs
-    from ctxpack.evals.report.compare_files import default_folder, write_comparison
-    from ctxpack.evals.report.compare_text import terminal
-    from ctxpack.evals.report.pairs import CELLS_FILES
+    from packproof.evals.compare import compare_runs
+    from packproof.evals.report.compare_files import default_folder, write_comparison
+    from packproof.evals.report.compare_text import terminal
+    from packproof.evals.report.pairs import CELLS_FILES
 
     run_a, run_b = Path(args.run_a), Path(args.run_b)
     cmp = compare_runs(

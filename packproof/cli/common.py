@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.jsonio import loads
+from packproof.packer.errors import InputError
+from packproof.packer.jsonio import loads
 
 __all__ = [
     "EXIT_FAIL",
@@ -61,13 +61,13 @@ def bounded(kind: type[int] | type[float], low: float, high: float) -> Any:
 
 
 def config_path(args: argparse.Namespace) -> Path:
-    """``--config``, or ``./ctxpack.yaml`` (what ``ctxpack init`` writes)."""
-    from ctxpack.evals.project import CONFIG
+    """``--config``, or ``./packproof.yaml`` (what ``packproof init`` writes)."""
+    from packproof.evals.project import CONFIG
 
     if args.config:
         return Path(args.config)
     if not Path(CONFIG).exists():
         raise InputError(
-            "", "no eval config here: run `ctxpack init`, or pass --config FILE", source=CONFIG
+            "", "no eval config here: run `packproof init`, or pass --config FILE", source=CONFIG
         )
     return Path(CONFIG)

@@ -1,9 +1,9 @@
-"""``ctxpack``: the command line, above the library and the harness.
+"""``packproof``: the command line, above the library and the harness.
 
 Bad input gets one line on stderr naming the file and JSON pointer, what was
 expected and what was found, and exit code 2; never a traceback unless ``--debug``.
-Subcommands live in :mod:`ctxpack.cli.library` (pack, serve, strategies, schema)
-and :mod:`ctxpack.cli.harness` (scenarios, import, init, eval, gate, tune, cache).
+Subcommands live in :mod:`packproof.cli.library` (pack, serve, strategies, schema)
+and :mod:`packproof.cli.harness` (scenarios, import, init, eval, gate, tune, cache).
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from ctxpack.cli import compare, explain, harness, library, run
-from ctxpack.cli.common import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Parser
-from ctxpack.packer import __version__
-from ctxpack.packer.errors import InputError
+from packproof.cli import compare, explain, harness, library, run
+from packproof.cli.common import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Parser
+from packproof.packer import __version__
+from packproof.packer.errors import InputError
 
 __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="ctxpack", description="Prove and gate LLM context-packing policies.")
-    parser.add_argument("--version", action="version", version=f"ctxpack {__version__}")
+    parser = Parser(prog="packproof", description="Prove and gate LLM context-packing policies.")
+    parser.add_argument("--version", action="version", version=f"packproof {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     library.add_parsers(sub)
@@ -43,14 +43,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         if debug:
             raise
-        line = f"ctxpack: error: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
+        line = f"packproof: error: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
         print(line, file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
         print(
-            "ctxpack: interrupted (an eval keeps its finished cells: rerun it with --resume)",
+            "packproof: interrupted (an eval keeps its finished cells: rerun it with --resume)",
             file=sys.stderr,
         )
         return 130
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         print(
-            f"ctxpack: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+            f"packproof: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
             file=sys.stderr,
         )
         return EXIT_FAIL

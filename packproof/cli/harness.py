@@ -1,6 +1,6 @@
-"""Subcommands over the harness (``ctxpack.evals``): scenarios, import, init,
-gate, tune, cache (eval is in :mod:`ctxpack.cli.run`). Each imports the harness
-only when it runs, so ``ctxpack pack`` starts without loading the harness's
+"""Subcommands over the harness (``packproof.evals``): scenarios, import, init,
+gate, tune, cache (eval is in :mod:`packproof.cli.run`). Each imports the harness
+only when it runs, so ``packproof pack`` starts without loading the harness's
 dependencies."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxpack.cli.common import EXIT_FAIL, EXIT_OK, bounded, config_path
-from ctxpack.packer.errors import InputError
-from ctxpack.packer.files import check_target, write_atomic
-from ctxpack.packer.jsonio import dumps
-from ctxpack.packer.result import cyclic_gc_paused
+from packproof.cli.common import EXIT_FAIL, EXIT_OK, bounded, config_path
+from packproof.packer.errors import InputError
+from packproof.packer.files import check_target, write_atomic
+from packproof.packer.jsonio import dumps
+from packproof.packer.result import cyclic_gc_paused
 
 __all__ = ["add_parsers"]
 
@@ -27,7 +27,7 @@ def _scenario_sources(args: argparse.Namespace) -> list[Path]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from ctxpack.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
+    from packproof.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
 
     source = Path(args.path)
     name = f"{source.stem}_replay" if args.replay else source.stem
@@ -51,8 +51,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from ctxpack.evals.project import shipped_space
-    from ctxpack.evals.tune import tune  # the harness, imported only here
+    from packproof.evals.project import shipped_space
+    from packproof.evals.tune import tune  # the harness, imported only here
 
     out, _ = tune(
         config_path(args),
@@ -69,7 +69,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
     # The harness is imported here: the library must not depend on it.
-    from ctxpack.evals.scenarios.compile import (
+    from packproof.evals.scenarios.compile import (
         check_compiled,
         compile_sources,
         load_sources,
@@ -96,13 +96,13 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ctxpack.evals.project import init_project  # the harness, imported only here
+    from packproof.evals.project import init_project  # the harness, imported only here
 
     folder = Path(args.dir)
     for path in init_project(folder):
         print(f"wrote {path}")
     where = "" if folder == Path(".") else f"cd {folder} && "
-    print(f"next: {where}ctxpack scenarios compile && ctxpack eval")
+    print(f"next: {where}packproof scenarios compile && packproof eval")
     return EXIT_OK
 
 
@@ -110,8 +110,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     import os
 
     # the harness, imported only here
-    from ctxpack.evals.gate import append_step_summary, render_markdown, render_text, run_gate
-    from ctxpack.evals.project import default_gates
+    from packproof.evals.gate import append_step_summary, render_markdown, render_text, run_gate
+    from packproof.evals.project import default_gates
 
     gates = Path(args.gates) if args.gates else default_gates()
     baseline, current = Path(args.baseline), Path(args.current) if args.current else None
@@ -134,7 +134,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def cmd_cache(args: argparse.Namespace) -> int:
     # the harness, imported only here
-    from ctxpack.evals.metrics.cache_files import profile, read_trace, simulate
+    from packproof.evals.metrics.cache_files import profile, read_trace, simulate
 
     chosen = profile(args.profile, Path(args.profiles) if args.profiles else None)
     with cyclic_gc_paused():  # steps and their JSON hold no reference cycles
@@ -224,7 +224,7 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("tune", help="search a strategy's parameters with held-out conversations")
-    p.add_argument("--config", help="eval config: suites, budgets (default ./ctxpack.yaml)")
+    p.add_argument("--config", help="eval config: suites, budgets (default ./packproof.yaml)")
     p.add_argument("--strategy", default="hybrid")
     p.add_argument("--space", help="search space YAML (default: the shipped space of the strategy)")
     p.add_argument("--jobs", type=bounded(int, 1, 256), default=2)
