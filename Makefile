@@ -52,7 +52,7 @@ check: $(STAMP)
 ## golden: rewrite the golden packs (tests/golden/) and the compiled scenario mirrors; review the diff
 golden: $(STAMP)
 	$(VENV)/bin/packproof scenarios compile
-	$(PY) -m pytest -q tests/evals/test_golden.py --update-goldens
+	$(PY) -m pytest -q tests/evals/scenarios/test_golden.py --update-goldens
 
 ## bench: the packer, eval-grid, prompt-cache and replay benchmarks; write reports/bench/pack.json,
 ## pack.png, eval.json, cache.json, replay.json

@@ -1,5 +1,6 @@
 """The layout shows the architecture: the CLI above the harness above the library,
-no import cycles, every package shipped, no module past about 400 lines."""
+no import cycles, every package shipped, no module past about 400 lines, one concept
+per folder (no module named after a sibling folder), and tests that mirror the package."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
+
 # folder -> the import name it is installed as (pyproject's package-dir)
 FOLDERS = {"packproof": "packproof", "packer": "packproof.packer", "evals": "packproof.evals"}
 MAX_LINES = 420  # "about 400"
@@ -142,3 +144,45 @@ def test_every_package_is_shipped() -> None:
 def test_no_module_is_past_about_400_lines(module: str) -> None:
     lines = len(modules()[module].read_text("utf-8").splitlines())
     assert lines <= MAX_LINES, f"{module}: {lines} lines; split it by concept"
+
+
+def named_after_a_sibling_folder(folder: Path) -> list[str]:
+    """Modules under ``folder`` whose name starts with a sibling folder's name
+    (``report/html_base.py`` beside ``report/html/``): they belong in that folder."""
+    bad = []
+    for here in sorted([folder, *(p for p in folder.rglob("*") if p.is_dir())]):
+        siblings = {p.name for p in here.iterdir() if p.is_dir() and p.name != "__pycache__"}
+        bad += [
+            str(m.relative_to(folder))
+            for m in sorted(here.glob("*.py"))
+            if any(m.stem.startswith(s) for s in siblings)
+        ]
+    return bad
+
+
+def test_no_module_is_named_after_a_sibling_folder() -> None:
+    bad = [
+        f"{folder}/{m}" for folder in FOLDERS for m in named_after_a_sibling_folder(ROOT / folder)
+    ]
+    assert bad == [], f"move each into the folder it is named after: {bad}"
+
+
+def test_the_sibling_rule_finds_a_module_beside_its_folder(tmp_path: Path) -> None:
+    for name in ("report/html/page.py", "report/html_base.py", "report/htmlish.py", "report/x.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    assert named_after_a_sibling_folder(tmp_path) == ["report/html_base.py", "report/htmlish.py"]
+
+
+# a test folder -> the package folder it mirrors
+TEST_FOLDERS = {"tests/packer": "packer", "tests/evals": "evals", "tests/cli": "packproof/cli"}
+
+
+def test_the_tests_mirror_the_package() -> None:
+    unmirrored = []
+    for tests, package in TEST_FOLDERS.items():
+        for here in sorted((ROOT / tests).rglob("test_*.py")):
+            folder = here.parent.relative_to(ROOT / tests)
+            if not (ROOT / package / folder / "__init__.py").exists():
+                unmirrored.append(str(here.relative_to(ROOT)))
+    assert unmirrored == [], f"no package folder for these tests: {unmirrored}"

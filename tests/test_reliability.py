@@ -18,8 +18,8 @@ from packproof.cli import main
 from packproof.evals.run.folder import safe_component
 from packproof.evals.scenarios.format import Scenario
 from packproof.packer.errors import InputError, MissingExtraError
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "scenarios" / "compiled" / "lossless-claw.jsonl"
 REQUEST = {"items": [{"id": "a", "text": "deploy"}], "budget_tokens": 8, "prompt": "deploy"}
 

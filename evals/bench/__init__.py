@@ -1,3 +1,3 @@
-"""Benchmarks (``make bench``); never imported at run time. The entry points are
-``pack`` (the packer, its parts in ``pack_*``) and ``eval`` (the eval grid, its
-parts in ``eval_*``); ``common`` holds what both share."""
+"""Benchmarks (``make bench``); never imported at run time. ``pack/`` (the packer) and
+``eval/`` (the eval grid) are folders run with ``python -m``; ``cache``, ``replay`` and
+``cacheaware`` are single modules; ``common`` holds what they share."""

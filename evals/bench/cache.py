@@ -20,10 +20,10 @@ steps per second on one core, each the best of its repeats after a full
 ``gc.collect()``, with the cyclic collector paused as ``packproof cache simulate``
 pauses it:
 
-- ``price``: :func:`~packproof.evals.metrics.cache.price_prompts` over each chain
+- ``price``: :func:`~packproof.evals.metrics.cache.model.price_prompts` over each chain
   and over the whole trace: the pricing alone, as ``simulate`` runs it once the
   trace is read. Reading (``read_trace``) parses and checks the JSON and makes
-  each chain's steps :class:`~packproof.evals.metrics.cache.Prompts` (ids numbered,
+  each chain's steps :class:`~packproof.evals.metrics.cache.model.Prompts` (ids numbered,
   tokens summed), the only per-segment work.
   A full collection walks the heap, so each repeat, like pricing right after
   reading, finds little of the trace in the CPU caches. ``(warm)`` prices the
@@ -34,7 +34,7 @@ pauses it:
 - ``simulate``: ``read_trace`` and every output line of ``simulate``, the whole
   command but the write to stdout.
 - ``encode``: ``Prompts.of`` over each chain's ``Step`` values,
-  what :func:`~packproof.evals.metrics.cache.price_chain` adds to ``price``.
+  what :func:`~packproof.evals.metrics.cache.model.price_chain` adds to ``price``.
 
 The target (from the issue), pricing at least 1M steps/s, is judged per profile
 on the whole trace and reported, never asserted: the exit code is 0 whatever it
@@ -56,8 +56,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from packproof.evals.bench.common import EXIT_OK, machine, positive, timed
-from packproof.evals.metrics.cache import Profile, Prompts, Step, price_prompts
-from packproof.evals.metrics.cache_files import Trace, load_profiles, read_trace, simulate
+from packproof.evals.metrics.cache.files import Trace, load_profiles, read_trace, simulate
+from packproof.evals.metrics.cache.model import Profile, Prompts, Step, price_prompts
 from packproof.packer.files import write_atomic
 from packproof.packer.jsonio import dumps
 from packproof.packer.result import cyclic_gc_paused

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from packproof.evals.bench.common import EXIT_OK
-from packproof.evals.metrics.cache_files import load_profiles
+from packproof.evals.metrics.cache.files import load_profiles
 
 __all__ = ["cost_breakdown", "main", "measure", "target"]
 

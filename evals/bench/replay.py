@@ -34,8 +34,8 @@ from typing import Any, Final
 from packproof.evals.bench.cacheaware import format_report as format_cache_aware
 from packproof.evals.bench.cacheaware import measure as measure_cache_aware
 from packproof.evals.bench.common import EXIT_OK, log_eval, machine, positive, timed
-from packproof.evals.bench.eval_locomo import LOCOMO, imported_locomo
-from packproof.evals.bench.pack_corpus import CorpusError, load_corpus, pick_prompts
+from packproof.evals.bench.eval.locomo import LOCOMO, imported_locomo
+from packproof.evals.bench.pack.corpus import CorpusError, load_corpus, pick_prompts
 from packproof.evals.run.config import load_config
 from packproof.evals.run.evaluate import evaluate
 from packproof.evals.run.runner import run_cells

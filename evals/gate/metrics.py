@@ -2,7 +2,7 @@
 from, which way is better, and whether its values lie in [0, 1].
 
 The names come from the report itself, so a metric the report adds is a metric
-the gate knows (tests/evals/test_gate.py fails until it has a direction here):
+the gate knows (tests/evals/gate/test_gate.py fails until it has a direction here):
 
 - ``cell``: the per-cell metrics (:data:`~packproof.evals.report.model.METRICS`),
   read from ``groups[i]["metrics"][name]``;

@@ -3,7 +3,7 @@ only when a paired test says it is not noise.
 
 For each ``REGRESSED`` metric check, the two runs' cells of that strategy label
 and budget are paired by what a cell is (suite, scenario, turn, label, budget;
-:mod:`packproof.evals.report.pairs`), and the mean of current - baseline gets a
+:mod:`packproof.evals.compare.pairs`), and the mean of current - baseline gets a
 cluster-bootstrap interval and a two-sided sign-flip permutation p over
 scenarios (the turns of one conversation are not independent). The check stays
 ``REGRESSED`` when p < alpha and the paired mean moves the wrong way; otherwise
@@ -33,7 +33,7 @@ from packproof.packer.errors import InputError, require
 if TYPE_CHECKING:
     import pandas as pd
 
-    from packproof.evals.report.pairs import Cells
+    from packproof.evals.compare.pairs import Cells
 
 __all__ = ["Settings", "judge_regressions", "load_run_cells", "settings_of", "smallest_p"]
 
@@ -68,7 +68,7 @@ def load_run_cells(summary_path: Path, role: str) -> Cells:
     """A run's cells from ``metrics.csv`` or ``metrics.csv.gz`` beside its
     summary; refused with one line when neither is there."""
     require("pandas", "eval", "packproof gate --significance")
-    from packproof.evals.report.pairs import CELLS_FILES, load_cells
+    from packproof.evals.compare.pairs import CELLS_FILES, load_cells
 
     folder = summary_path.parent
     if not any((folder / name).exists() for name in CELLS_FILES):
@@ -84,7 +84,7 @@ def load_run_cells(summary_path: Path, role: str) -> Cells:
 
 
 def _judge(check: Check, pairs: pd.DataFrame, settings: Settings) -> Check:
-    from packproof.evals.report.pairs import paired_test
+    from packproof.evals.compare.pairs import paired_test
 
     mine = pairs[(pairs["label"] == check.strategy) & (pairs["budget"] == check.budget)]
     if not len(mine):
@@ -109,7 +109,7 @@ def judge_regressions(
     checks: Sequence[Check], baseline: Cells, current: Cells, settings: Settings
 ) -> tuple[Check, ...]:
     """The checks, each ``REGRESSED`` metric judged by a paired test."""
-    from packproof.evals.report.pairs import pair_cells
+    from packproof.evals.compare.pairs import pair_cells
 
     paired: dict[str, pd.DataFrame] = {}
     out = []

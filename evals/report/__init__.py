@@ -4,10 +4,10 @@
   :class:`ReportContext` (what every renderer reads), :func:`order_records`,
   ``SUMMARY_SCHEMA_ID``; stats.py: the bootstrap and paired statistics it uses;
   replay.py: the prompt-cache economics of replays (``summary["replay"]``).
-- one renderer module per format: markdown.py (``summary.md``), csv_json.py
-  (``metrics.csv``, ``summary.json``), html.py with html_base.py, html_cache.py
-  and html_scenarios.py (``report.html``), junit.py (``junit.xml``), plots.py
-  and frontier_plot.py (PNGs).
+- one renderer per format: markdown.py (``summary.md``), csv_json.py
+  (``metrics.csv``, ``summary.json``), junit.py (``junit.xml``), html/
+  (``report.html``: page.py and its sections) and plots/ (the PNGs, one module per
+  plot family).
 - renderers.py: :data:`RENDERERS`, every renderer by output file name.
 
 Imports go one way: the renderers import the model, the model imports no

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from packproof.evals.metrics.cache import Profile
+from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.report import aggregate
 from packproof.evals.report.aggregate import Stats
 from packproof.evals.report.failures import tally

@@ -2,8 +2,8 @@
 
 Each renderer turns the one :class:`~packproof.evals.report.model.ReportContext`
 into one file of the run directory; the renderers live one module per format
-(markdown.py, csv_json.py, html.py, junit.py, plots.py, frontier_plot.py). This
-module is the only one that imports them all.
+(markdown.py, csv_json.py, junit.py), one folder for report.html (html/) and one
+module per plot family (plots/). This module is the only one that imports them all.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from packproof.evals.report.csv_json import render_csv, render_json
-from packproof.evals.report.frontier_plot import frontier
-from packproof.evals.report.html import render_html
+from packproof.evals.report.html.page import render_html
 from packproof.evals.report.junit import render_junit
 from packproof.evals.report.markdown import render_markdown
 from packproof.evals.report.model import ReportContext
-from packproof.evals.report.plots import PLOTS
+from packproof.evals.report.plots.frontier import frontier
+from packproof.evals.report.plots.latency import latency
+from packproof.evals.report.plots.recall import recall_vs_budget, recall_vs_stability
 
 __all__ = ["RENDERERS", "Renderer"]
 
@@ -28,6 +29,8 @@ RENDERERS: dict[str, Renderer] = {
     "summary.json": render_json,
     "summary.md": render_markdown,
     "report.html": render_html,
-    **PLOTS,  # recall_vs_budget.png, recall_vs_stability.png, latency.png
+    "recall_vs_budget.png": recall_vs_budget,
+    "recall_vs_stability.png": recall_vs_stability,
+    "latency.png": latency,
     "frontier.png": frontier,  # says "no replay in this run" when there is none
 }

@@ -50,7 +50,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from packproof.evals.metrics.cache import Profile
+from packproof.evals.metrics.cache.model import Profile
 from packproof.packer.jsonio import significant
 
 __all__ = [

@@ -11,7 +11,7 @@
   2 / 2**k (0.0625 for 5 conversations), however many cells they hold.
 
 Pure functions of numpy arrays (scipy.stats is imported on first use); the
-report model (model.py) and the tuner (evals/tune.py) use them.
+report model (model.py) and the tuner (evals/tune/search.py) use them.
 """
 
 from __future__ import annotations

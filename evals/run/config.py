@@ -13,9 +13,9 @@ from typing import Any, Final
 
 from jsonschema.exceptions import best_match
 
-from packproof.evals.metrics.cache import Profile
-from packproof.evals.metrics.cache_files import load_profiles
-from packproof.evals.metrics.profiles import profiles_from
+from packproof.evals.metrics.cache.files import load_profiles
+from packproof.evals.metrics.cache.model import Profile
+from packproof.evals.metrics.cache.profiles import profiles_from
 from packproof.evals.run.packers import NamedPacker, named_packer
 from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
 from packproof.evals.schemafiles import validator

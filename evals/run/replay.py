@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from packproof.evals.metrics.cache import Profile, Prompts, Step, price_prompts
+from packproof.evals.metrics.cache.model import Profile, Prompts, Step, price_prompts
 from packproof.evals.metrics.stability import kept_prefix
 from packproof.evals.scenarios.format import Scenario
 from packproof.packer.cacheaware import PreviousPack

@@ -23,7 +23,7 @@ from typing import Any, Final
 import numpy as np
 
 from packproof.evals.metrics.answers import Answers
-from packproof.evals.metrics.cache import Profile
+from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.metrics.cell import Citations, cell_metrics
 from packproof.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from packproof.evals.run.executors import Map, executor_map

@@ -2,8 +2,9 @@
 
 Bad input gets one line on stderr naming the file and JSON pointer, what was
 expected and what was found, and exit code 2; never a traceback unless ``--debug``.
-Subcommands live in :mod:`packproof.cli.library` (pack, serve, strategies, schema)
-and :mod:`packproof.cli.harness` (scenarios, import, init, eval, gate, tune, cache).
+One module per subcommand family: library (pack, serve, strategies, schema),
+explain, scenarios (scenarios, import), project (init), gate, tune, cache, run (eval),
+compare and conformance.
 """
 
 from __future__ import annotations
@@ -12,7 +13,18 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from packproof.cli import compare, explain, harness, library, run
+from packproof.cli import (
+    cache,
+    compare,
+    conformance,
+    explain,
+    gate,
+    library,
+    project,
+    run,
+    scenarios,
+    tune,
+)
 from packproof.cli.common import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Parser
 from packproof.packer import __version__
 from packproof.packer.errors import InputError
@@ -27,9 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     library.add_parsers(sub)
     explain.add_parsers(sub)
-    harness.add_parsers(sub)
+    scenarios.add_parsers(sub)
+    project.add_parsers(sub)
+    gate.add_parsers(sub)
+    tune.add_parsers(sub)
+    cache.add_parsers(sub)
     run.add_parsers(sub)
     compare.add_parsers(sub)
+    conformance.add_parsers(sub)
     return parser
 
 

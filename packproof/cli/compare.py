@@ -13,10 +13,10 @@ __all__ = ["add_parsers"]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from packproof.evals.compare import compare_runs
-    from packproof.evals.report.compare_files import default_folder, write_comparison
-    from packproof.evals.report.compare_text import terminal
-    from packproof.evals.report.pairs import CELLS_FILES
+    from packproof.evals.compare.files import default_folder, write_comparison
+    from packproof.evals.compare.model import compare_runs
+    from packproof.evals.compare.pairs import CELLS_FILES
+    from packproof.evals.compare.text import terminal
 
     run_a, run_b = Path(args.run_a), Path(args.run_b)
     cmp = compare_runs(

@@ -16,8 +16,8 @@ from packproof.evals.scenarios.compile import load_sources
 from packproof.evals.scenarios.format import pack_turn
 from packproof.packer import PackResult, pack
 from packproof.packer.explain import DECISION_WORDS, explain_rows, explain_table
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 REQUEST = {
     "items": [
         {"id": "m1", "role": "user", "text": "Users get logged out after five minutes."},

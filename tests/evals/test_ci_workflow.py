@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 DOC = ROOT / "docs/ci.md"
 BIN = Path(sys.executable).parent  # the installed package's commands
 # keeps every pack but its first item: the fresh tail or evidence is lost

@@ -4,9 +4,9 @@ full-fit, chronological stop, PR #180 prompt-aware greedy skip), used to check
 packproof's `chronological` and `bm25lite` select exactly what lossless-claw selects.
 It shares no code with `packer`. Token counts are given; the scored text follows
 lossless-claw at commit 4214b48 (assistant and tool messages are scored as their JSON
-content blocks). The real assembler's outputs are checked in test_lcm_conformance.py;
-this transliteration adds what that file lacks: hypothesis-drawn budgets and tail
-caps, negative caps (no cap) among them."""
+content blocks). The real assembler's outputs are checked in
+tests/evals/conformance/test_lossless_claw.py; this transliteration adds what that
+file lacks: hypothesis-drawn budgets and tail caps, negative caps (no cap) among them."""
 
 from __future__ import annotations
 

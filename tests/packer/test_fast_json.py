@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,8 +22,9 @@ from packproof.evals.scenarios.format import pack_turn
 from packproof.packer import InputError, jsonio, pack
 from packproof.packer.jsonio import ReprFloat, canonical, dumpb, dumps, json_floats, mark_floats
 from packproof.packer.strategies import REGISTRY
+from tests.paths import ROOT
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = ROOT / "scenarios"
 
 
 def reference(value: Any, indent: int | None = None) -> str:

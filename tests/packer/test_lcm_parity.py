@@ -1,6 +1,6 @@
 """With token counts given, packproof selects what a transliteration of lossless-claw's
 assembler selects, on hypothesis-drawn inputs (negative tail caps included); the real
-assembler's own outputs are the conformance test (test_lcm_conformance.py)."""
+assembler's own outputs are the conformance test (tests/evals/conformance/test_lossless_claw.py)."""
 
 from __future__ import annotations
 

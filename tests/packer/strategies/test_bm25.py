@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +11,11 @@ import pytest
 from packproof.packer.strategies.bm25 import bm25_scores, lucene_idf
 from packproof.packer.termstats import ListStats
 from packproof.packer.text import Analyzer
+from tests.paths import ROOT
 
 from ..helpers import msg, run
 
-LOCOMO = Path(__file__).resolve().parents[4] / "shared" / "data" / "locomo" / "locomo_dev.json"
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 
 def test_lucene_idf_by_hand() -> None:
@@ -71,10 +71,9 @@ def real_text_corpus() -> list[str]:
             if key.startswith("session_") and isinstance(session, list)
             for turn in session
         ]
-    root = Path(__file__).resolve().parents[3]
     return [
         line
-        for p in sorted(root.glob("**/*.md"))
+        for p in sorted(ROOT.glob("**/*.md"))
         if ".venv" not in p.parts
         for line in p.read_text("utf-8").splitlines()
         if line.strip()

@@ -1,0 +1,90 @@
+"""compare.md: a :class:`~packproof.evals.compare.model.Comparison` in Markdown, with
+the verdict, rows and flip lines of text.py (labels in backticks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from packproof.evals.compare.text import arrow, flip_lines, legend, row, verdict
+from packproof.evals.report.text import metric_name, plural
+
+if TYPE_CHECKING:
+    from packproof.evals.compare.model import Change, Comparison
+
+__all__ = ["markdown"]
+
+
+def code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _md_table(rows: Sequence[Change]) -> list[str]:
+    head = ["label", "budget", "A", "B", "B − A [interval]", "p", "cells", "scenarios", ""]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row(c, code)) + " |" for c in rows]
+    return lines
+
+
+def _provenance(cmp: Comparison) -> list[str]:
+    lines = ["## Provenance", "", "| | A (reference) | B (candidate) |", "|---|---|---|"]
+
+    def add(name: str, a: str, b: str) -> None:
+        lines.append(f"| {name} | {a} | {b} |")
+
+    a, b = cmp.a, cmp.b
+    add("run", f"`{a.run_id}`", f"`{b.run_id}`")
+    add("read from", f"`{a.path}`", f"`{b.path}`")
+    config = [
+        f"`{s.config.get('file', '?')}` (sha256 {s.config.get('sha256', '')[:12]})" for s in (a, b)
+    ]
+    add("config", *config)
+    add("git commit", *[f"`{s.git_commit[:12]}`" if s.git_commit else "–" for s in (a, b)])
+    add("strategies", ", ".join(map(code, a.labels)), ", ".join(map(code, b.labels)))
+    changed = set(cmp.changed_suites)
+    suites = ", ".join(f"`{n}`" + (" (changed)" if n in changed else "") for n in sorted(a.suites))
+    lines += [
+        "",
+        f"Suites ({len(a.suites)}, the same names in both runs): {suites}.",
+        "",
+        f"Statistics: {cmp.resamples} bootstrap resamples, {round(cmp.confidence * 100)}% "
+        f"intervals, seed {cmp.seed} (run B's), alpha {cmp.alpha:g}.",
+    ]
+    return lines
+
+
+def markdown(cmp: Comparison) -> str:
+    """compare.md: the verdict first, then a table per metric (the main metric
+    in full, the others without the groups whose paired cells are all equal;
+    one line where every group's are), the flipped scenarios, then provenance."""
+    lines = [f"# Compare: `{cmp.a.run_id}` → `{cmp.b.run_id}`", "", verdict(cmp, code), ""]
+    lines += [legend(cmp), ""]
+    for metric in cmp.metrics:
+        here = [c for c in cmp.changes if c.metric == metric]
+        rows = [c for c in here if c.verdict != "same"]
+        if metric == cmp.main and rows:  # the main metric in full, unless all equal
+            rows = here
+        lines.append(f"## {metric_name(metric)}{arrow(here[0].better if here else 0)}")
+        lines.append("")
+        same = len(here) - len(rows)
+        if rows:
+            lines += [*_md_table(rows), ""]
+        if not here:
+            lines += ["No paired cells.", ""]
+        elif not rows:
+            lines += [f"Every paired cell equal in all {plural(same, 'group')}.", ""]
+        elif same:
+            lines += [f"Not shown: {plural(same, 'group')} with every paired cell equal.", ""]
+    n = cmp.scenarios
+    lines += [
+        f"## Flipped scenarios: {n['pass_to_fail']} pass → fail, {n['fail_to_pass']} fail → pass",
+        "",
+        f"Of {n['compared']} scenario runs (strategy, budget, scenario) in both runs; "
+        f"{n['failing_in_both']} failing in both. A scenario fails when one of its cells fails "
+        "an expectation or did not run (`status` not `ok`).",
+        "",
+    ]
+    if cmp.flips:
+        lines += [*(f"- {line}" for line in flip_lines(cmp.flips, code, 200)), ""]
+    lines += _provenance(cmp)
+    return "\n".join(lines).rstrip() + "\n"

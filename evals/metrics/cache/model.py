@@ -1,0 +1,419 @@
+"""The provider prompt-cache model: what a chain of prompts costs under a
+provider's prefix cache (REFERENCE.md section 5, "The cache model, exactly").
+
+A step is a time ``t`` in seconds and a prompt: a list of segments ``(id, tokens)``,
+whose first ``static_segments`` form the static prefix. Segment identity is the
+id (the caller makes ids unique per content); N is the prompt's total tokens.
+Per step, in time order:
+
+1. Entries whose expiry is <= now are gone (written at t with ``ttl_s`` 300, an
+   entry serves t + 299 and not t + 300).
+2. The hit H (tokens). ``breakpoints`` (one at the end of the prompt, one after
+   the static prefix when ``static_breakpoint``): the longest live entry equal to
+   the prompt's first k segments, b - ``lookback`` <= k <= b for a breakpoint b;
+   with ``refresh_on_hit`` its expiry becomes now + ``ttl_s``. ``prefix``: the
+   longest live stored prefix, rounded down to a multiple of ``granularity``, and
+   0 when that is below ``min_tokens``.
+3. Writes, expiry now + ``ttl_s`` (a new entry or a restarted lifetime).
+   ``breakpoints``: each breakpoint prefix of at least ``min_tokens``, and W =
+   (largest written prefix) - H, or 0. ``prefix``: every segment-boundary prefix
+   of the prompt, and W = N - H when N >= ``min_tokens``, else 0.
+4. U = N - H - W; cost = read*H + write*W + U, in input-token units.
+
+A step is a prefix break when the last conversation step's segment ids are not a
+prefix of this one's (the first step is not a break): a property of the policy. A
+*probe* step is priced exactly as the next step would be from the cache state
+reached (expiry at its time, then H, W, U and the cost), but it refreshes and
+writes nothing: later steps are priced as if it were not there, its prefix break
+compares it with the last conversation step, and :func:`chain_totals` sums it apart.
+
+Reading makes each step a row of :class:`Prompts` (the only per-segment work);
+pricing a row is then a fixed amount of Python plus C-speed bisection, slicing and
+memcmp (docs/metrics.md, "Prompt-cache model"), checked by tests/evals/metrics/cache/test_cache.py
+against a direct transcription of the rules above.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, compress
+from operator import itemgetter
+from typing import Any, Final, Literal, NamedTuple
+
+__all__ = [
+    "MODES",
+    "ChainTotals",
+    "Mode",
+    "Profile",
+    "Prompts",
+    "Step",
+    "StepCost",
+    "Totals",
+    "chain_totals",
+    "price_chain",
+    "price_prompts",
+]
+
+Mode = Literal["breakpoints", "prefix"]
+MODES: Final[tuple[Mode, ...]] = ("breakpoints", "prefix")
+_ID, _TOKENS = itemgetter(0), itemgetter(1)
+_row = tuple.__new__  # a NamedTuple without its Python-level __new__: half the cost
+# sorts after every prompt (a code starts with chr(0x10FFFF) only past 1.2e12 ids,
+# more than memory holds), so that keys[i] always exists
+_TOP: Final = "\U0010ffff"
+_SWEEP: Final = 4  # dead entries are dropped every _SWEEP lifetimes (or all at once)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One provider's cache, as published (``evals/data/cache-profiles.yaml``):
+    ``read`` and ``write`` are multiples of the input price; ``min_tokens`` the
+    shortest cacheable prefix; ``granularity`` the token step hits come in (1 =
+    none; ``prefix`` mode only); ``ttl_s`` an entry's lifetime; ``refresh_on_hit``,
+    ``lookback`` (segments) and ``static_breakpoint`` apply to ``breakpoints`` mode;
+    ``source`` and ``date`` say where and when the figures were published."""
+
+    mode: Mode
+    read: float
+    write: float
+    min_tokens: int
+    granularity: int
+    ttl_s: float
+    refresh_on_hit: bool
+    lookback: int
+    static_breakpoint: bool
+    source: str = ""
+    date: str = ""
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {self.mode!r}")
+        for name in ("read", "write", "ttl_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, not {value!r}")
+        if self.min_tokens < 0 or self.lookback < 0 or self.granularity < 1:
+            raise ValueError("min_tokens and lookback must be >= 0, granularity >= 1")
+
+
+class Step(NamedTuple):
+    """One prompt of a chain: its time (seconds), its segments ``(id, tokens)`` in
+    order, its static prefix (segments), and whether it is a probe."""
+
+    t: float
+    segments: Sequence[tuple[str, int]]
+    static_segments: int = 0
+    probe: bool = False
+
+
+class StepCost(NamedTuple):
+    """One step's tokens cached H, written W and uncached U (H + W + U = N), its
+    cost read*H + write*W + U (input-token units), whether a break, a probe."""
+
+    cached: int
+    written: int
+    uncached: int
+    cost: float
+    prefix_break: bool
+    probe: bool = False
+
+
+class _Codes(dict[str, str]):
+    """Segment id -> a two-character code, first seen first numbered."""
+
+    def __missing__(self, key: str) -> str:
+        code = self[key] = _code(len(self))
+        return code
+
+
+def _code(number: int) -> str:
+    return chr(number // 0x110000) + chr(number % 0x110000)
+
+
+class Prompts:
+    """One chain's steps as the pricer reads them, a compact column each, added in
+    time order. Step i has ``t[i]``; ``codes[i]``, its ids as two-character codes
+    (first seen, first numbered), so its first k segments are ``codes[i][: 2 * k]``;
+    ``cum[start[i] + k]``, their tokens; ``static[i]`` (0 when the whole prompt:
+    no breakpoint of its own); ``known[i]``, how many leading segments have ids an
+    earlier step had (no entry shares more); ``probe[i]``."""
+
+    def __init__(self) -> None:
+        self._codes = _Codes()
+        self.t, self.cum, self.start = array("d"), array("q"), array("q")
+        self.static, self.known = array("q"), array("q")
+        self.codes: list[str] = []
+        self.probe: list[bool] = []
+
+    @classmethod
+    def of(cls, steps: Iterable[Step]) -> Prompts:
+        prompts = cls()
+        for t, segments, static, probe in steps:
+            prompts.add(t, map(_ID, segments), map(_TOKENS, segments), static, probe)
+        return prompts
+
+    def add(
+        self, t: float, ids: Iterable[str], tokens: Iterable[int], static: int, probe: bool
+    ) -> None:
+        """Raises ValueError on no segments, a static prefix past them, 2**63
+        tokens, or a time earlier than the step before (checked here, once per
+        chain, not once per profile priced)."""
+        last_t = self.t[-1] if self.t else -math.inf
+        if not t >= last_t:  # NaN fails this too
+            raise ValueError(f"step at t={t!r} comes after one at t={last_t!r}")
+        numbered, start, cum = len(self._codes), len(self.cum), list(accumulate(tokens, initial=0))
+        n = len(cum) - 1
+        if not n or not 0 <= static <= n:
+            raise ValueError(f"a step needs segments and 0 <= static_segments <= {n}")
+        try:  # (all or nothing)
+            self.cum.fromlist(cum)
+        except OverflowError:
+            raise ValueError("a prompt of 2**63 tokens or more") from None
+        codes = "".join(map(self._codes.__getitem__, ids))
+        known = n
+        if len(self._codes) > numbered:  # where the first id new to the chain is
+            first = _code(numbered)
+            known = codes.find(first)
+            while known & 1:  # (a match across two codes)
+                known = codes.find(first, known + 1)
+            known >>= 1
+        self.t.append(t)
+        self.codes.append(codes)
+        self.start.append(start)
+        self.static.append(static if static < n else 0)
+        self.known.append(known)
+        self.probe.append(probe)
+
+    def rows(self) -> Iterator[tuple[float, str, int, int, int, bool]]:
+        """(t, codes, start, static, known, probe) per step."""
+        return zip(self.t, self.codes, self.start, self.static, self.known, self.probe, strict=True)
+
+
+def price_chain(steps: Iterable[Step], profile: Profile) -> list[StepCost]:
+    """Price a chain of steps, in time order, under ``profile``, from an empty cache.
+    Raises ValueError on a step with no segments, a static prefix past the
+    prompt, or a step earlier than the one before."""
+    return price_prompts(Prompts.of(steps), profile)
+
+
+def price_prompts(prompts: Prompts, profile: Profile) -> list[StepCost]:
+    """:func:`price_chain` for a chain already encoded (priced under many profiles);
+    :meth:`Prompts.add` has checked the time order."""
+    return (_price_prefix if profile.mode == "prefix" else _price_breakpoints)(prompts, profile)
+
+
+def _price_breakpoints(prompts: Prompts, profile: Profile) -> list[StepCost]:
+    read, write, ttl, min_tokens = profile.read, profile.write, profile.ttl_s, profile.min_tokens
+    lookback, refresh = profile.lookback, profile.refresh_on_hit
+    static_bp = profile.static_breakpoint
+    keys, untils = ["", _TOP], [math.inf, math.inf]  # entries, sorted, between sentinels
+    sweep_at = latest = -math.inf
+    prev, s = "", 0  # the last conversation prompt; where the static entry was last seen
+    out: list[StepCost] = []
+    append, cum = out.append, prompts.cum
+    for t, p, base, static, known, probe in prompts.rows():
+        if t >= sweep_at or t >= latest:
+            _sweep(keys, untils, t, latest)
+            sweep_at, s = t + _SWEEP * ttl, 0
+        n = len(p) >> 1
+        bs = static_bp and static  # the static breakpoint (0 < static < n), or 0
+        i = bisect_left(keys, p)
+        found = keys[i] == p
+        if found and untils[i] > t:  # the whole prompt is a live entry
+            best, j = n, i
+        else:
+            # Every entry that is a prefix of p sorts before it and is a prefix of
+            # its left neighbour, or that neighbour itself: then the longest.
+            j = i - 1
+            left = keys[j]
+            top, low = len(left) >> 1, n - lookback
+            if top >= low and p.startswith(left) and untils[j] > t:
+                best = top
+            else:
+                best = j = 0
+                top = min(top, known)
+                if top >= low and (low < 1 or left.startswith(p[: 2 * low])):
+                    best, j = _scan(p, keys, untils, i, t, min(n, top), max(low, 1))
+                if not best and bs:  # the static window: where the static entry was seen?
+                    key, low = keys[s], bs - lookback
+                    if len(key) == 2 * bs and untils[s] > t and p.startswith(key):
+                        best, j = bs, s
+                    elif top >= low and (low < 1 or left.startswith(p[: 2 * low])):
+                        best, j = _scan(p, keys, untils, i, t, min(bs, top), max(low, 1))
+        hit, total = cum[base + best], cum[base + n]
+        end = total >= min_tokens  # the end breakpoint is written: the largest prefix
+        written, uncached = (total - hit, 0) if end else (0, total - hit)
+        cost = read * hit + write * written + uncached
+        append(_row(StepCost, (hit, written, uncached, cost, not p.startswith(prev), probe)))
+        if probe:
+            continue
+        latest = until = t + ttl
+        if best and refresh:
+            untils[j] = until
+        if end:
+            if found:
+                untils[i] = until
+            else:
+                keys.insert(i, p)
+                untils.insert(i, until)
+        if bs and cum[base + bs] >= min_tokens:  # the static breakpoint, which sorts before p
+            if best == bs:
+                s = j
+            elif len(keys[s]) != 2 * bs or not p.startswith(keys[s]):
+                key = p[: 2 * bs]
+                s = bisect_left(keys, key, 0, i)
+                if keys[s] != key:
+                    keys.insert(s, key)
+                    untils.insert(s, until)
+            untils[s] = until
+        prev = p
+    return out
+
+
+def _scan(
+    p: str, keys: list[str], untils: list[float], i: int, t: float, high: int, low: int
+) -> tuple[int, int]:
+    """The largest k in [low, high] whose ``p[: 2 * k]`` is a live entry, and its
+    index (p's is ``i``); else (0, 0)."""
+    for k in range(high, low - 1, -1):
+        key = p[: 2 * k]
+        j = bisect_left(keys, key, 0, i)
+        if keys[j] == key and untils[j] > t:
+            return k, j
+    return 0, 0
+
+
+def _price_prefix(prompts: Prompts, profile: Profile) -> list[StepCost]:
+    read, write, ttl = profile.read, profile.write, profile.ttl_s
+    min_tokens, granularity = profile.min_tokens, profile.granularity
+    keys, untils = ["", _TOP], [math.inf, math.inf]  # prompts sent, sorted, between sentinels
+    sweep_at = latest = -math.inf
+    prev = ""
+    out: list[StepCost] = []
+    append, cum = out.append, prompts.cum
+    for t, p, base, static, known, probe in prompts.rows():
+        if t >= sweep_at or t >= latest:
+            _sweep(keys, untils, t, latest)
+            sweep_at = t + _SWEEP * ttl
+        n = len(p) >> 1
+        # The stored prefixes are the prefixes of the live prompts: the longest
+        # shared with p is shared with one of p's live neighbours in sorted order.
+        i = r = bisect_left(keys, p)
+        while untils[r] <= t:
+            r += 1
+        right = keys[r]
+        if right.startswith(p):
+            shared = n
+        else:
+            j = i - 1
+            while untils[j] <= t:
+                j -= 1
+            left = keys[j]
+            shared = len(left) >> 1
+            if not p.startswith(left):
+                shared = _common(left, p, 0, min(shared, known), static)
+            if right is not _TOP and shared < known and right.startswith(p[: 2 * shared + 2]):
+                shared = _common(right, p, shared + 1, known, 0)
+        hit = cum[base + shared] // granularity * granularity
+        if hit < min_tokens:
+            hit = 0
+        total = cum[base + n]
+        written = total - hit if total >= min_tokens else 0
+        uncached = total - hit - written
+        cost = read * hit + write * written + uncached
+        append(_row(StepCost, (hit, written, uncached, cost, not p.startswith(prev), probe)))
+        if probe:
+            continue
+        latest = t + ttl
+        if keys[i] == p:
+            untils[i] = latest
+        else:
+            keys.insert(i, p)
+            untils.insert(i, latest)
+        prev = p
+    return out
+
+
+def _common(key: str, p: str, low: int, high: int, guess: int) -> int:
+    """The largest k in [low, high] with ``key.startswith(p[: 2 * k])``, ``low``
+    qualifying. A break most often follows the static prefix (``guess``) or comes
+    at a segment new to the trace (``high``): tried first, then a binary search."""
+    if low < guess < high:
+        if not key.startswith(p[: 2 * guess]):
+            high = guess - 1
+        elif key.startswith(p[: 2 * guess + 2]):
+            low = guess + 1
+        else:
+            return guess
+    if low < high and key.startswith(p[: 2 * high]):
+        return high
+    high -= 1
+    while low < high:
+        mid = (low + high + 1) >> 1
+        if key.startswith(p[: 2 * mid]):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _sweep(keys: list[str], untils: list[float], t: float, latest: float) -> None:
+    """Drop the entries dead at t (all, when ``latest``, the last expiry set, is)."""
+    if t >= latest:
+        del keys[1:-1], untils[1:-1]
+    else:
+        alive = [until > t for until in untils]
+        keys[:] = compress(keys, alive)
+        untils[:] = compress(untils, alive)
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums over steps. ``cache_hit_rate`` = cached / input_tokens and
+    ``relative_cost`` = cost / input_tokens (null when there are no tokens)."""
+
+    steps: int
+    input_tokens: int
+    cached: int
+    written: int
+    uncached: int
+    cost: float
+    cache_hit_rate: float | None
+    relative_cost: float | None
+
+    @staticmethod
+    def of(costs: Sequence[StepCost]) -> Totals:
+        cached, written = sum(c.cached for c in costs), sum(c.written for c in costs)
+        uncached = sum(c.uncached for c in costs)
+        cost, tokens = math.fsum(c.cost for c in costs), cached + written + uncached
+        rates = (cached / tokens, cost / tokens) if tokens else (None, None)
+        return Totals(len(costs), tokens, cached, written, uncached, cost, *rates)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v.to_json() if isinstance(v, Totals) else v for k, v in vars(self).items()}
+
+
+@dataclass(frozen=True)
+class ChainTotals(Totals):
+    """A chain's sums over its conversation steps, its prefix breaks (``first_break``:
+    the first's index among those steps, or null), and its probes' sums apart."""
+
+    prefix_breaks: int
+    first_break: int | None
+    probes: Totals
+
+
+def chain_totals(costs: Sequence[StepCost]) -> ChainTotals:
+    """A chain's totals: its conversation steps', and its probes' in ``probes``."""
+    conversation = [c for c in costs if not c.probe]
+    breaks = [i for i, c in enumerate(conversation) if c.prefix_break]
+    return ChainTotals(
+        **vars(Totals.of(conversation)),
+        prefix_breaks=len(breaks),
+        first_break=breaks[0] if breaks else None,
+        probes=Totals.of([c for c in costs if c.probe]),
+    )
