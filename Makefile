@@ -30,13 +30,11 @@ eval-locomo: $(STAMP)
 gate: $(STAMP)
 	$(VENV)/bin/packproof gate --baseline reports/baseline/summary.json --current reports/default/latest/summary.json
 
-## baseline: the one command that updates the committed baseline: its summary, and its cells
-## (gzipped, no timestamp) for `packproof gate --significance`; review the diff, then commit it
+## baseline: the one command that updates the committed baseline (packproof baseline): run the
+## main eval and record its summary, and its cells (gzipped, no timestamp) for
+## `packproof gate --significance`, in reports/baseline/; review the diff, then commit it
 baseline: $(STAMP)
-	$(VENV)/bin/packproof eval --config evals/default.yaml --no-fail
-	mkdir -p reports/baseline
-	cp reports/default/latest/summary.json reports/baseline/summary.json
-	gzip -n -9 -c reports/default/latest/metrics.csv > reports/baseline/metrics.csv.gz
+	$(VENV)/bin/packproof baseline --config evals/default.yaml
 
 ## test: the whole test suite
 test: $(STAMP)
@@ -46,7 +44,7 @@ test: $(STAMP)
 check: $(STAMP)
 	$(PY) -m ruff check packproof packer evals tests
 	rm -rf build/typecheck && mkdir -p build/typecheck/packproof
-	for f in packproof/* packer evals; do ln -s "$(CURDIR)/$$f" build/typecheck/packproof/; done
+	for f in packproof/* packer evals docs; do ln -s "$(CURDIR)/$$f" build/typecheck/packproof/; done
 	$(PY) -m mypy
 
 ## golden: rewrite the golden packs (tests/golden/) and the compiled scenario mirrors; review the diff
@@ -62,19 +60,25 @@ bench: $(STAMP)
 	$(PY) -m packproof.evals.bench.cache
 	$(PY) -m packproof.evals.bench.replay
 
-## installed: build the wheel, install it in a fresh venv, and run packproof init, scenarios
-## compile, eval and gate in an empty folder outside the repository (CI runs it)
+## installed: build the wheel, install it in a fresh venv, and in an empty folder outside the
+## repository run packproof init, scenarios compile, baseline, eval and gate (its default
+## baseline), read a guide and a schema, and run the pytest plugin on the example suite (CI runs it)
 INSTALLED := build/installed
 installed: $(STAMP)
 	rm -rf $(INSTALLED) && mkdir -p $(INSTALLED)
 	$(PY) -m pip wheel --quiet --no-deps -w $(INSTALLED)/dist .
 	$(PYTHON) -m venv $(INSTALLED)/venv
-	$(INSTALLED)/venv/bin/python -m pip install --quiet "$$(ls $(INSTALLED)/dist/packproof-*.whl)[eval]"
-	cd "$$(mktemp -d)" && pwd && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof init && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof scenarios compile && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof eval --jobs 1 --quiet && \
-	  $(CURDIR)/$(INSTALLED)/venv/bin/packproof gate --baseline reports/starter/latest/summary.json
+	$(INSTALLED)/venv/bin/python -m pip install --quiet "$$(ls $(INSTALLED)/dist/packproof-*.whl)[eval,pytest]"
+	cd "$$(mktemp -d)" && pwd && bin=$(CURDIR)/$(INSTALLED)/venv/bin && \
+	  $$bin/packproof init && \
+	  $$bin/packproof scenarios compile && \
+	  $$bin/packproof baseline --jobs 1 --quiet && \
+	  $$bin/packproof eval --jobs 1 --quiet && \
+	  $$bin/packproof gate && \
+	  $$bin/packproof docs gate | grep -q '^# The gate' && \
+	  $$bin/packproof schema config | grep -q '"title": "packproof.eval.v1"' && \
+	  printf 'from packproof import pack\n\ndef mine(request):\n    return pack(request).to_dict()\n' > mine.py && \
+	  $$bin/python -m pytest -q -p no:cacheprovider --packproof-suite scenarios/compiled/example.jsonl --packproof-packer mine:mine
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

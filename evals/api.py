@@ -24,7 +24,10 @@ default filled: what an external packer gets) to a pack dict (ContextPack v1;
 ``"cmd:COMMAND"`` for a program speaking the external-packer protocol. Its
 cells are judged by the same metrics, expectations and hard invariants as
 packproof's strategies, and named after it in every report. An exception it
-raises fails that cell (``CRASH``), not the run.
+raises fails that cell (``CRASH``), not the run. The run's folder is named
+after what its results depend on, a function by its qualified name and its
+source, a command by the files it names (:mod:`~packproof.evals.run.identity`):
+an edited packer is a new run beside the earlier one.
 """
 
 from __future__ import annotations

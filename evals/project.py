@@ -1,24 +1,43 @@
-"""A packproof project's files: the starter set ``packproof init`` writes, and the
-defaults ``packproof eval`` and ``packproof gate`` fall back to.
+"""A packproof project's files: the starter set ``packproof init`` writes, the
+baseline ``packproof baseline`` records, and the defaults ``packproof eval`` and
+``packproof gate`` fall back to.
 
 The starter set ships as package data (``evals/data/``), so an installed packproof
-works outside this repository: ``packproof init``, ``packproof scenarios compile``
-and ``packproof eval`` run it as it is.
+works outside this repository: ``packproof init``, ``packproof scenarios compile``,
+``packproof baseline``, ``packproof eval`` and ``packproof gate`` run it as it is.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, NamedTuple
 
+from packproof.evals.run.folder import INCOMPLETE
 from packproof.packer.errors import InputError
-from packproof.packer.files import write_atomic
+from packproof.packer.files import check_target, write_atomic
+from packproof.packer.jsonio import loads
 
-__all__ = ["CONFIG", "GATES", "STARTER", "default_gates", "init_project", "shipped_space"]
+__all__ = [
+    "BASELINE",
+    "CONFIG",
+    "GATES",
+    "STARTER",
+    "Baseline",
+    "complete_run",
+    "default_gates",
+    "init_project",
+    "shipped_space",
+    "space_file",
+    "write_baseline",
+]
 
 DATA: Final = Path(__file__).resolve().parent / "data"
 CONFIG: Final = "packproof.yaml"  # `packproof eval` reads it from the working folder
 GATES: Final = "gates.yaml"  # `packproof gate` prefers it there to the shipped one
+# `packproof baseline` writes here, and `packproof gate --baseline` defaults to its summary
+BASELINE: Final = Path("reports") / "baseline"
 # what `packproof init DIR` writes (relative to DIR) from which shipped file
 STARTER: Final = {
     CONFIG: "packproof.yaml",
@@ -33,18 +52,33 @@ def default_gates() -> Path:
     return local if local.exists() else DATA / "gates.yaml"
 
 
+def _shipped_spaces() -> list[str]:
+    return sorted(p.stem for p in (DATA / "spaces").glob("*.yaml"))
+
+
 def shipped_space(strategy: str) -> Path:
     """The search space ``packproof tune`` uses for ``strategy`` when given none."""
     path = DATA / "spaces" / f"{strategy}.yaml"
     if not path.exists():
-        shipped = sorted(p.stem for p in (DATA / "spaces").glob("*.yaml"))
         raise InputError(
             "--space",
-            f"no shipped search space for strategy {strategy!r}; pass --space FILE",
-            expected="one of " + ", ".join(shipped),
-            found=strategy,
+            f"no shipped search space for strategy {strategy!r}; pass --space FILE, or "
+            f"--space with a shipped space's name: {', '.join(_shipped_spaces())}",
         )
     return path
+
+
+def space_file(given: str | None, strategy: str) -> Path:
+    """The search space of ``packproof tune --space``: a file, or a shipped space by
+    name (``bm25-cache``: the shipped files are out of reach of an installed
+    package's user otherwise); with none given, the strategy's shipped space."""
+    if given is None:
+        return shipped_space(strategy)
+    path = Path(given)
+    shipped = DATA / "spaces" / f"{given}.yaml"
+    if path.exists() or not shipped.exists():
+        return path  # a missing file is named by the loader, as any missing input
+    return shipped
 
 
 def init_project(folder: Path) -> list[Path]:
@@ -59,3 +93,93 @@ def init_project(folder: Path) -> list[Path]:
     for target, shipped in targets.items():
         write_atomic(target, shipped.read_text("utf-8"))
     return list(targets)
+
+
+class Baseline(NamedTuple):
+    """What :func:`write_baseline` recorded: the run folder it took, that run's id,
+    and the files it wrote."""
+
+    run: Path
+    run_id: str
+    files: list[Path]
+
+
+def complete_run(path: Path) -> tuple[Path, str]:
+    """The run folder at ``path`` (a run folder, ``reports/<name>/latest``, or a
+    run's ``summary.json``) and its run id, refused with one line unless the run is
+    complete: its ``summary.json`` (an eval summary) and ``metrics.csv`` written and
+    no ``INCOMPLETE`` marker left (``evals/run/folder.py``)."""
+    folder = path.parent if path.name == "summary.json" and path.is_file() else path
+    where = str(folder)
+    if not folder.is_dir():
+        raise InputError("", "no such run folder", source=where)
+    if (folder / INCOMPLETE).exists():
+        raise InputError(
+            "",
+            "an incomplete run (interrupted, or still running): finish it with "
+            "`packproof eval --resume`, or give a complete run",
+            source=where,
+        )
+    missing = [n for n in ("summary.json", "metrics.csv") if not (folder / n).is_file()]
+    if missing:
+        raise InputError(
+            "",
+            "not a complete run folder",
+            expected="summary.json and metrics.csv, as `packproof eval` writes them",
+            found=f"no {' and no '.join(missing)}",
+            source=where,
+        )
+    summary: Any = loads((folder / "summary.json").read_bytes(), source=f"{where}/summary.json")
+    manifest = summary.get("manifest") if isinstance(summary, dict) else None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("run_id"), str):
+        raise InputError(
+            "/manifest/run_id", "not an eval summary (no run id)", source=f"{where}/summary.json"
+        )
+    return folder, manifest["run_id"]
+
+
+def _gzipped(data: bytes) -> bytes:
+    """``data`` gzipped with ``gzip -n -9``'s settings: best compression, no file
+    name, mtime 0, so the same cells give the same bytes and a committed baseline's
+    diff is real. The deflate stream is zlib's, so the bytes are not GNU gzip's,
+    but they decompress to the same cells."""
+    out = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=out, mtime=0) as f:
+        f.write(data)
+    return out.getvalue()
+
+
+def write_baseline(run: Path, out: Path = BASELINE) -> Baseline:
+    """Record the complete run at ``run`` as the baseline in ``out``: its
+    ``summary.json`` byte for byte, and its ``metrics.csv`` gzipped as
+    ``metrics.csv.gz`` (the cells ``packproof gate --significance`` pairs).
+    Returns the run taken and the files written.
+
+    Both files are built in memory and checked before either is written, each is
+    written atomically, and if the second write fails the first is put back: the
+    baseline is never half of one run and half of another. Neither may be one of
+    the run's own files."""
+    folder, run_id = complete_run(run)
+    inputs = [folder / "summary.json", folder / "metrics.csv"]
+    # the cells first, then the summary the gate reads them beside
+    contents = {
+        out / "metrics.csv.gz": _gzipped(inputs[1].read_bytes()),
+        out / "summary.json": inputs[0].read_bytes(),
+    }
+    for target in contents:
+        check_target(target, inputs)
+    before = {t: t.read_bytes() if t.is_file() else None for t in contents}
+    written: list[Path] = []
+    try:
+        for target, data in contents.items():
+            write_atomic(target, data, inputs=inputs)
+            written.append(target)
+    except InputError:
+        for target in written:
+            previous = before[target]
+            if previous is None:
+                target.unlink(missing_ok=True)
+            else:
+                write_atomic(target, previous)
+        raise
+    return Baseline(folder, run_id, list(contents))

@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # imported when first used: `packproof pack` never validates
     from jsonschema import Draft202012Validator
     from referencing import Registry
 
-__all__ = ["SCHEMAS", "schema", "validate", "validator"]
+__all__ = ["ABOUT", "SCHEMAS", "schema", "schema_text", "validate", "validator"]
 
 # Name (as `packproof schema NAME` takes it) -> file in packer/schemas/.
 SCHEMAS: Final = {
@@ -19,13 +19,23 @@ SCHEMAS: Final = {
     "pack": "context-pack.v1.json",
     "trace": "trace.v1.json",
 }
+# Name -> what it describes, one line (`packproof schema` lists them).
+ABOUT: Final = {
+    "request": "a pack request: `packproof pack REQUEST`, what an external packer reads",
+    "pack": "the ContextPack v1 `packproof pack` writes and an external packer answers",
+    "trace": "a pack's trace: why every candidate is in or out",
+}
+
+
+def schema_text(name: str) -> str:
+    """A shipped schema's text, as shipped (``KeyError`` if unknown)."""
+    return resources.files("packproof.packer").joinpath("schemas", SCHEMAS[name]).read_text("utf-8")
 
 
 @cache
 def schema(name: str) -> dict[str, Any]:
     """A shipped schema by name (``KeyError`` if unknown)."""
-    text = resources.files("packproof.packer").joinpath("schemas", SCHEMAS[name]).read_text("utf-8")
-    loaded: dict[str, Any] = json.loads(text)
+    loaded: dict[str, Any] = json.loads(schema_text(name))
     return loaded
 
 

@@ -1,19 +1,28 @@
 """The layout shows the architecture: the CLI above the harness above the library,
-no import cycles, every package shipped, no module past about 400 lines, one concept
-per folder (no module named after a sibling folder), and tests that mirror the package."""
+no import cycles, every package (and every guide) shipped, no module past about 400
+lines, one concept per folder (no module named after a sibling folder), and tests that
+mirror the package."""
 
 from __future__ import annotations
 
 import ast
 import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.paths import ROOT
 
-# folder -> the import name it is installed as (pyproject's package-dir)
-FOLDERS = {"packproof": "packproof", "packer": "packproof.packer", "evals": "packproof.evals"}
+# folder -> the import name it is installed as (pyproject's package-dir); docs/ holds
+# the guides, a package of Markdown pages (`packproof docs`) with no code
+FOLDERS = {
+    "packproof": "packproof",
+    "packer": "packproof.packer",
+    "evals": "packproof.evals",
+    "docs": "packproof.docs",
+}
 MAX_LINES = 420  # "about 400"
 
 
@@ -133,11 +142,28 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles(edges) == [["a", "b", "c"]]
 
 
+def setuptools_config() -> dict[str, Any]:
+    config: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    return config["tool"]["setuptools"]
+
+
 def test_every_package_is_shipped() -> None:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    config = setuptools_config()
     packages = {m for m, p in modules().items() if p.name == "__init__.py"}
     assert set(config["packages"]) == packages
     assert config["package-dir"] == {name: folder for folder, name in FOLDERS.items()}
+
+
+def test_every_guide_is_shipped_and_the_guides_hold_no_code() -> None:
+    patterns = setuptools_config()["package-data"]["packproof.docs"]
+    guides = sorted(p.name for p in (ROOT / "docs").iterdir() if p.suffix == ".md")
+    assert guides, "no guides in docs/"
+    assert [g for g in guides if not any(fnmatch(g, pattern) for pattern in patterns)] == []
+    # a page the pattern does not match would silently stay behind
+    assert sorted(p.name for p in (ROOT / "docs").iterdir() if p.is_file()) == sorted(
+        [*guides, "__init__.py"]
+    )
+    assert [m for m in modules() if m.startswith("packproof.docs")] == ["packproof.docs"]
 
 
 @pytest.mark.parametrize("module", sorted(modules()))

@@ -27,8 +27,14 @@ RENDERERS: Final[dict[str, Callable[[Comparison], str | bytes]]] = {
 
 
 def default_folder(cmp: Comparison, root: Path = Path("reports/compare")) -> Path:
-    """``reports/compare/<A's run id>-vs-<B's run id>``."""
-    return root / safe_component(f"{cmp.a.run_id}-vs-{cmp.b.run_id}")
+    """``reports/compare/<A's run id>-vs-<B's run id>``; one run on both sides
+    is ``<run id>-vs-itself`` (one folder) or ``<run id>-vs-same-id`` (two
+    folders with the same run id), never a name that reads as two runs."""
+    a, b = cmp.a.run_id, cmp.b.run_id
+    name = {"folder": f"{a}-vs-itself", "run_id": f"{a}-vs-same-id"}.get(
+        cmp.same_run or "", f"{a}-vs-{b}"
+    )
+    return root / safe_component(name)
 
 
 def write_comparison(cmp: Comparison, out: Path, inputs: Iterable[Path] = ()) -> list[Path]:

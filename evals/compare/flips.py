@@ -33,6 +33,7 @@ class Flip:
     before: Literal["pass", "fail"]
     after: Literal["pass", "fail"]
     failures: tuple[str, ...]
+    changed: bool = False  # the scenario's content changed between the runs
 
 
 def _failing(cells: Cells) -> tuple[pd.Series, dict[tuple[str, str, str], list[str]]]:

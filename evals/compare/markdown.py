@@ -6,11 +6,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from packproof.evals.compare.text import arrow, flip_lines, legend, row, verdict
+from packproof.evals.compare.text import (
+    SAME_RUN,
+    arrow,
+    flip_lines,
+    legend,
+    row,
+    scenario_heading,
+    scenario_lines,
+    verdict,
+)
 from packproof.evals.report.text import metric_name, plural
 
 if TYPE_CHECKING:
-    from packproof.evals.compare.model import Change, Comparison
+    from packproof.evals.compare.model import Change, Comparison, Side
 
 __all__ = ["markdown"]
 
@@ -42,10 +51,16 @@ def _provenance(cmp: Comparison) -> list[str]:
     add("git commit", *[f"`{s.git_commit[:12]}`" if s.git_commit else "–" for s in (a, b)])
     add("strategies", ", ".join(map(code, a.labels)), ", ".join(map(code, b.labels)))
     changed = set(cmp.changed_suites)
-    suites = ", ".join(f"`{n}`" + (" (changed)" if n in changed else "") for n in sorted(a.suites))
+
+    def suites(side: Side, other: Side) -> str:
+        return ", ".join(
+            code(n)
+            + (" (changed)" if n in changed else "" if n in other.suites else " (only here)")
+            for n in sorted(side.suites)
+        )
+
+    add("suites", suites(a, b), suites(b, a))
     lines += [
-        "",
-        f"Suites ({len(a.suites)}, the same names in both runs): {suites}.",
         "",
         f"Statistics: {cmp.resamples} bootstrap resamples, {round(cmp.confidence * 100)}% "
         f"intervals, seed {cmp.seed} (run B's), alpha {cmp.alpha:g}.",
@@ -57,7 +72,10 @@ def markdown(cmp: Comparison) -> str:
     """compare.md: the verdict first, then a table per metric (the main metric
     in full, the others without the groups whose paired cells are all equal;
     one line where every group's are), the flipped scenarios, then provenance."""
-    lines = [f"# Compare: `{cmp.a.run_id}` → `{cmp.b.run_id}`", "", verdict(cmp, code), ""]
+    title = f"# Compare: `{cmp.a.run_id}` → `{cmp.b.run_id}`"
+    if cmp.same_run:
+        title += f" ({SAME_RUN[cmp.same_run]} on both sides)"
+    lines = [title, "", verdict(cmp, code), ""]
     lines += [legend(cmp), ""]
     for metric in cmp.metrics:
         here = [c for c in cmp.changes if c.metric == metric]
@@ -86,5 +104,13 @@ def markdown(cmp: Comparison) -> str:
     ]
     if cmp.flips:
         lines += [*(f"- {line}" for line in flip_lines(cmp.flips, code, 200)), ""]
+    lines += [f"## Scenarios: {scenario_heading(cmp)}", ""]
+    if cmp.shared.differ:
+        lines += [*(f"- {line}" for line in scenario_lines(cmp, code, 200)), ""]
+    lines += [
+        "A run has a scenario when it has a cell of it; the runs are compared on the cells "
+        "both have. A scenario changed when both runs record its sha256 and they differ.",
+        "",
+    ]
     lines += _provenance(cmp)
     return "\n".join(lines).rstrip() + "\n"

@@ -1,9 +1,11 @@
-"""Two runs of the same suites, compared cell by cell: ``packproof compare A B``.
+"""Two runs compared cell by cell over what both have: ``packproof compare A B``.
 
 Run A is the reference (before), run B the candidate (after). Their cells pair
 by what a cell is, (suite, scenario, turn, strategy label, budget)
-(:mod:`~packproof.evals.compare.pairs`), so a different config, strategy spec or
-packer build is fine: that is the point of a before/after comparison.
+(:mod:`~packproof.evals.compare.pairs`), so a different config, strategy spec,
+packer build or set of scenarios is fine: that is the point of a before/after
+comparison. The scenarios only one run has are listed, not compared, and the
+ones whose content changed are said to be (shared.py).
 
 For each (label, budget, metric) both runs have, the comparison holds the mean
 of A and of B over the paired cells, the mean of the differences B - A with a
@@ -23,6 +25,7 @@ text, Markdown and JSON by ``text.py`` and as a forest plot by
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +33,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 from packproof.evals.compare.flips import Flip, find_flips
 from packproof.evals.compare.pairs import CELL, Cells, load_cells, pair_cells, paired_test
+from packproof.evals.compare.shared import (
+    SameRun,
+    Shared,
+    no_shared_cell,
+    same_run,
+    shared_notes,
+    shared_scenarios,
+)
 from packproof.evals.metrics.cell import HARD_INVARIANTS
 from packproof.evals.report.text import budget_columns, ranking_columns
 from packproof.packer.errors import InputError
@@ -146,12 +157,18 @@ class Comparison:
     changes: tuple[Change, ...]
     flips: tuple[Flip, ...]
     scenarios: Mapping[str, int]  # compared, pass_to_fail, fail_to_pass, failing_in_both
-    changed_suites: tuple[str, ...] = ()  # same name, other contents
+    shared: Shared  # the scenarios compared, added, removed and changed
+    same_run: SameRun | None = None  # one run on both sides: the same folder or run id
     notes: tuple[str, ...] = ()
 
     @property
     def main(self) -> str:
         return self.metrics[0]
+
+    @property
+    def changed_suites(self) -> tuple[str, ...]:
+        """The suite files in both runs with other contents (same name)."""
+        return self.shared.changed_suites
 
     @property
     def only_a(self) -> tuple[str, ...]:
@@ -175,21 +192,6 @@ def _load(path: Path, role: str) -> Cells:
             "/manifest/suites", f"the {role}'s summary lists no suites", source=str(folder)
         )
     return cells
-
-
-def _same_suites(a: Cells, b: Cells) -> tuple[str, ...]:
-    """The suites whose contents changed; refused when the suite names differ."""
-    sa, sb = a.suites, b.suites
-    if sa.keys() != sb.keys():
-        only_a = ", ".join(sorted(sa.keys() - sb.keys())) or "none"
-        only_b = ", ".join(sorted(sb.keys() - sa.keys())) or "none"
-        raise InputError(
-            "",
-            "runs of different suites cannot be compared "
-            f"(only in A: {only_a}; only in B: {only_b})",
-            source=f"{a.source} vs {b.source}",
-        )
-    return tuple(sorted(n for n in sa if sa[n] != sb[n]))
 
 
 def _present(cells: Cells) -> list[str]:
@@ -298,13 +300,8 @@ def _changes(
     return out
 
 
-def _notes(a: Cells, b: Cells, changed: Sequence[str]) -> list[str]:
-    notes = []
-    if changed:
-        notes.append(
-            f"The scenarios changed between the runs ({', '.join(changed)}: same file name, "
-            "other contents): cells were paired by scenario id and turn."
-        )
+def _notes(a: Cells, b: Cells, shared: Shared, same: SameRun | None) -> list[str]:
+    notes = shared_notes(shared, same, str(b.summary["manifest"].get("run_id", b.source.name)))
     ca, cb = a.summary.get("confidence"), b.summary.get("confidence")
     if ca != cb:
         notes.append(f"The runs' confidence levels differ ({ca} and {cb}): B's is used.")
@@ -321,16 +318,12 @@ def compare_runs(
 ) -> Comparison:
     """Compare run B (the candidate) with run A (the reference); see the module
     docstring. Refused with one line (:class:`InputError`) when either is not a
-    complete run, the runs are of different suites, or they share no cell."""
+    complete run or they share no cell."""
     a, b = _load(path_a, "reference run (A)"), _load(path_b, "candidate run (B)")
-    changed = _same_suites(a, b)
-    shared = a.frame[list(CELL)].merge(b.frame[list(CELL)], on=list(CELL), how="inner")
-    if not len(shared):
-        raise InputError(
-            "",
-            "the runs share no cell (suite, scenario, turn, strategy label and budget)",
-            source=f"{a.source} vs {b.source}",
-        )
+    common = a.frame[list(CELL)].merge(b.frame[list(CELL)], on=list(CELL), how="inner")
+    if not len(common):
+        raise no_shared_cell(a, b)
+    shared, same = shared_scenarios(a, b), same_run(a, b)
     chosen = _metrics(a, b, metrics)
     kept = _budgets(a, b, budgets)
     has = set(a.frame["label"]) & set(b.frame["label"])
@@ -343,6 +336,7 @@ def compare_runs(
     test = Test(resamples, confidence, seed, alpha)
     changes = _changes(a, b, chosen, groups, test)
     flips, counts = find_flips(a, b, groups)
+    flips = [dataclasses.replace(f, changed=f.scenario in shared.changed) for f in flips]
     return Comparison(
         a=Side.of("A", path_a, a),
         b=Side.of("B", path_b, b),
@@ -356,6 +350,7 @@ def compare_runs(
         changes=tuple(changes),
         flips=tuple(flips),
         scenarios=counts,
-        changed_suites=changed,
-        notes=tuple(_notes(a, b, changed)),
+        shared=shared,
+        same_run=same,
+        notes=tuple(_notes(a, b, shared, same)),
     )

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from packproof.evals.compare.model import ALL_BUDGETS
-from packproof.evals.compare.text import arrow, budget_name, mark
+from packproof.evals.compare.text import SAME_RUN, arrow, budget_name, mark
 from packproof.evals.report.plots.base import (
     empty,
     figure,
@@ -129,6 +129,8 @@ def compare_figure(cmp: Comparison) -> Any:
         fig = figure(max(7.0, _PANEL_WIDTH * len(metrics) + 0.8), 1.6 + _ROW * max(rows, 4))
         axes = fig.subplots(1, len(metrics), squeeze=False).ravel()
         title = f"{cmp.a.run_id} → {cmp.b.run_id}: paired differences B − A"
+        if cmp.same_run:  # never one run shown as two without saying so
+            title += f" ({SAME_RUN[cmp.same_run]} on both sides)"
         fits = within(text_width(fig, 13, "bold"), fig.get_figwidth() - 0.4)
         fig.suptitle(tex("\n".join(wrap(title, fits))), fontsize=13, fontweight="bold")
         label_fits = within(text_width(fig, 10), _PANEL_WIDTH - 0.9)

@@ -18,13 +18,17 @@ if TYPE_CHECKING:
     from packproof.evals.compare.model import Change, Comparison, Flip
 
 __all__ = [
+    "SAME_RUN",
     "SCHEMA",
     "arrow",
     "budget_name",
     "flip_lines",
+    "header",
     "legend",
     "mark",
     "row",
+    "scenario_heading",
+    "scenario_lines",
     "terminal",
     "to_json",
     "verdict",
@@ -34,6 +38,7 @@ SCHEMA: Final = "packproof.compare.v1"
 _HEAD: Final = ("label", "budget", "A", "B", "B - A [interval]", "p", "cells", "scenarios", "")
 _LISTED: Final = 4  # groups named in the verdict per direction before "and N more"
 _MARKS: Final = {"better": "▲ better", "worse": "▼ worse", "changed": "● changed"}
+SAME_RUN: Final = {"folder": "the same run folder", "run_id": "the same run id"}
 
 
 def _plain(text: str) -> str:
@@ -240,14 +245,49 @@ def legend(cmp: Comparison) -> str:
     )
 
 
+def header(cmp: Comparison) -> str:
+    """The first line: which run is which, and whether they are one."""
+    same = SAME_RUN.get(cmp.same_run or "")
+    return f"A {cmp.a.run_id} (reference) -> B {cmp.b.run_id} (candidate)" + (
+        f": {same} on both sides" if same else ""
+    )
+
+
+def scenario_heading(cmp: Comparison) -> str:
+    """How many scenarios were compared, added, removed and changed."""
+    sh = cmp.shared
+    text = (
+        f"{len(sh.both)} in both runs (compared), {len(sh.added)} added (only in B), "
+        f"{len(sh.removed)} removed (only in A), {len(sh.changed)} changed"
+    )
+    if sh.unhashed:
+        text += f" (run {' and '.join(sh.unhashed)} records no scenario hashes)"
+    return text
+
+
+def scenario_lines(cmp: Comparison, code: Callable[[str], str], limit: int) -> list[str]:
+    """One line per scenario added, removed or changed, ``limit`` of each kind."""
+    lines = []
+    for word, names in (
+        ("added", cmp.shared.added),
+        ("removed", cmp.shared.removed),
+        ("changed", cmp.shared.changed),
+    ):
+        lines += [f"{word}: {code(name)}" for name in names[:limit]]
+        if len(names) > limit:
+            lines.append(f"... and {len(names) - limit} more {word} (compare.json lists all)")
+    return lines
+
+
 def flip_lines(flips: Sequence[Flip], code: Callable[[str], str], limit: int) -> list[str]:
     lines = []
     for f in flips[:limit]:
         why = f"; {f.failures[0]}" if f.failures else ""
         more = f" (+{len(f.failures) - 1} more cells)" if len(f.failures) > 1 else ""
+        changed = " (changed between the runs)" if f.changed else ""
         lines.append(
-            f"{f.before} → {f.after}: {code(f.scenario)}, {code(f.label)} {_at(f.budget)}"
-            f"{why}{more}"
+            f"{f.before} → {f.after}: {code(f.scenario)}{changed}, {code(f.label)} "
+            f"{_at(f.budget)}{why}{more}"
         )
     if len(flips) > limit:
         lines.append(f"... and {len(flips) - limit} more (compare.json lists all)")
@@ -257,8 +297,11 @@ def flip_lines(flips: Sequence[Flip], code: Callable[[str], str], limit: int) ->
 def terminal(cmp: Comparison, *, verbose: bool = False) -> str:
     """What ``packproof compare`` prints: the verdict, the main metric for every
     group, the other metrics only where marked (all with ``verbose``), flips."""
-    out = [f"compare: A {cmp.a.run_id} (reference) -> B {cmp.b.run_id} (candidate)", ""]
-    out += [verdict(cmp), ""]
+    out = [f"compare: {header(cmp)}", "", verdict(cmp), ""]
+    if cmp.shared.differ:
+        out.append(f"scenarios: {scenario_heading(cmp)}")
+        out += ["  " + line for line in scenario_lines(cmp, _plain, 20 if not verbose else 10**9)]
+        out.append("")
     hidden = 0
     for metric in cmp.metrics:
         rows = _shown(cmp, metric, verbose)
@@ -306,6 +349,12 @@ def to_json(cmp: Comparison) -> str:
         "only_in_a": list(cmp.only_a),
         "only_in_b": list(cmp.only_b),
         "changed_suites": list(cmp.changed_suites),
+        "same_run": cmp.same_run,
+        "scenarios_in_both": len(cmp.shared.both),
+        "added_scenarios": list(cmp.shared.added),
+        "removed_scenarios": list(cmp.shared.removed),
+        "changed_scenarios": list(cmp.shared.changed),
+        "without_scenario_hashes": list(cmp.shared.unhashed),
         "alpha": cmp.alpha,
         "confidence": cmp.confidence,
         "bootstrap_resamples": cmp.resamples,
@@ -334,6 +383,7 @@ def to_json(cmp: Comparison) -> str:
                 "before": f.before,
                 "after": f.after,
                 "failures": list(f.failures),
+                "scenario_changed": f.changed,
             }
             for f in cmp.flips
         ],

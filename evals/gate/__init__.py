@@ -19,15 +19,26 @@ Rules (thresholds in a gates file, ``evals/data/gates.yaml`` shipped; schema
   p < alpha (significance.py); otherwise it is "not significant" and passes.
 - A group in the baseline but not in the current run is "MISSING"; a group only
   in the current run is "new" (noted), and its rules are still checked.
-- Rules, whatever the baseline says: every hard invariant count (cell failures
-  of an external packer among them) is 0 in every current group; every
-  expectation passes, and the run lists no expectation failure.
+- Rules on failing cells (a cell: suite/scenario, turn, label, budget), each
+  absolute or ratcheting. ``hard_invariants`` (cell failures of an external
+  packer among them): ``0``, no such cell in any current group; ``no_new``, no
+  cell failing that did not fail the same class in the baseline (ratchet.py).
+  ``expectations``: ``all``, every expectation passes and the run lists no
+  expectation failure; ``no_new``, likewise relative to the baseline. A cell
+  failing in the baseline and not now is reported as fixed. ``known_failures``
+  (known.py) excuse the cells they match under either mode; an entry matching
+  nothing is reported as stale.
+- When the baseline and the current run are one run (one file, one run id), a
+  note says so first.
 
 Bad input (a missing or unreadable file, invalid JSON, a summary of another
-schema or violating ``eval-summary.v1.json``, a bad gates file, a missing cells
-file under ``--significance``) raises :class:`~packer.errors.InputError`: one
-line naming the file and JSON pointer (and, for the gates YAML, the line); the
-CLI exits 2. A failed rule, a regression or a missing metric exits 1.
+schema or violating ``eval-summary.v1.json``, a bad gates file or known
+failure, a summary with failing cells it does not list where they are judged
+one by one, or listed ones its group counts disagree with, a missing cells file
+under ``--significance``) raises :class:`~packer.errors.InputError`: one line
+naming the file and JSON pointer (and, for the gates YAML, the line); the CLI
+exits 2. A failed rule, a new failing cell, a regression or a missing metric
+exits 1.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ from packproof.evals.gate.checks import (
     FAILED,
     MISSING,
     NEW,
+    NEW_FAILED,
     NOT_SIGNIFICANT,
     OK,
     REGRESSED,
@@ -50,8 +62,10 @@ from packproof.evals.gate.inputs import (
     load_gates,
     load_summary,
 )
+from packproof.evals.gate.known import FailingCell, KnownFailure
 from packproof.evals.gate.markdown import append_step_summary, render_markdown
 from packproof.evals.gate.metrics import GATEABLE, LOWER_IS_BETTER, REPLAY_METRICS
+from packproof.evals.gate.ratchet import CellGroup, Judgement, judge
 from packproof.evals.gate.run import run_gate
 from packproof.evals.gate.text import render_text
 
@@ -62,16 +76,22 @@ __all__ = [
     "LOWER_IS_BETTER",
     "MISSING",
     "NEW",
+    "NEW_FAILED",
     "NOT_SIGNIFICANT",
     "OK",
     "REGRESSED",
     "REPLAY_METRICS",
+    "CellGroup",
     "Check",
+    "FailingCell",
     "GateResult",
     "Gates",
+    "Judgement",
+    "KnownFailure",
     "append_step_summary",
     "compare",
     "default_current",
+    "judge",
     "load_gates",
     "load_summary",
     "render_markdown",

@@ -13,10 +13,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from jsonschema.exceptions import best_match
 
+from packproof.evals.gate.known import KnownFailure, known_failures
 from packproof.evals.gate.metrics import GATEABLE
 from packproof.evals.report.model import SUMMARY_SCHEMA_ID
 from packproof.evals.run.folder import LATEST, safe_component
@@ -57,11 +58,16 @@ class Gates:
     order): a drop where higher is better, a rise where lower is, either way
     where neither is (:data:`~.metrics.GATEABLE`). ``alpha``: when set, a move
     beyond its allowance fails only if a paired test over scenarios gives
-    p < alpha. Hard invariants must be 0 and every expectation must pass."""
+    p < alpha. The rules: hard invariants 0 (or ``no_new``: no failing cell the
+    baseline did not have), every expectation passing (or ``no_new``); the
+    known failures excuse the failing cells they match (known.py)."""
 
     max_drop: Mapping[str, float]
     source: str
     alpha: float | None = None
+    hard_invariants: Literal[0, "no_new"] = 0
+    expectations: Literal["all", "no_new"] = "all"
+    known_failures: tuple[KnownFailure, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.max_drop) - GATEABLE.keys())
@@ -75,7 +81,10 @@ class Gates:
         for m, v in self.max_drop.items():
             said[way[GATEABLE[m].better]].append(f"{m} {v:g}")
         parts = [f"allowed {w} " + ", ".join(these) for w, these in said.items() if these]
-        parts += ["hard invariants 0", "expectations all"]
+        parts += [f"hard invariants {self.hard_invariants}", f"expectations {self.expectations}"]
+        if self.known_failures:
+            n = len(self.known_failures)
+            parts.append(f"{n} known failure{'s' if n != 1 else ''}")
         if self.alpha is not None:
             parts.append(f"a regression must be significant (p < {self.alpha:g})")
         return "; ".join(parts)
@@ -105,6 +114,16 @@ def load_gates(path: Path) -> Gates:
                 expected="one of " + ", ".join(GATEABLE),
                 found=name,
             )
+    known = data.get("known_failures") if isinstance(data, dict) else None
+    for i, entry in enumerate(known if isinstance(known, list) else ()):
+        reason = entry.get("reason") if isinstance(entry, dict) else None
+        if isinstance(reason, str) and not reason.strip():  # said better than "does not match"
+            raise lines.error(
+                pointer("known_failures", i, "reason"),
+                "schema violation: a known failure needs its reason",
+                expected="why the failure is accepted",
+                found=reason,
+            )
     found = _violation(data, "gates.v1.json")
     if found is not None:
         where, message = found
@@ -126,6 +145,9 @@ def load_gates(path: Path) -> Gates:
         max_drop={m: float(v) for m, v in data["metrics"].items()},
         source=lines.source,
         alpha=None if alpha is None else float(alpha),
+        hard_invariants="no_new" if data["hard_invariants"] == "no_new" else 0,
+        expectations=data["expectations"],
+        known_failures=known_failures(data.get("known_failures", []), lines),
     )
 
 

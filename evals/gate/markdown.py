@@ -1,8 +1,10 @@
 """The gate's result as Markdown, for a pull-request comment or a GitHub job
-summary: a heading with the verdict (✅ or ❌), a table of the problems (failed
-rules, regressed, missing and not significant metrics, strategies by label),
-the failing expectations, the notes, and every check in a collapsed
-``<details>``.
+summary: a heading with the verdict (✅ PASSED or ❌ FAILED), at once the failing
+cells by status and class with their scenarios (new failures first), the verdict
+in words and the notes, a table of the problems (failed rules, regressed,
+missing and not significant metrics, strategies by label), the failing
+expectations, the fixed cells and stale known failures, the header, and every
+check in a collapsed ``<details>``.
 
 ``--markdown FILE`` replaces FILE atomically; ``$GITHUB_STEP_SUMMARY`` is
 appended to, as GitHub documents for job summaries ("Adding a job summary":
@@ -18,7 +20,17 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from packproof.evals.gate.checks import Check, GateResult
-from packproof.evals.gate.text import KINDS, problems, significance_text, verdict_line
+from packproof.evals.gate.known import CLASS_WORDS
+from packproof.evals.gate.ratchet import FAILING_NOW, FIXED, NEW_FAILURE, STATUSES, CellGroup
+from packproof.evals.gate.text import (
+    KINDS,
+    cell_line,
+    cell_said,
+    problems,
+    significance_text,
+    stale_line,
+    verdict_line,
+)
 from packproof.packer.errors import InputError
 from packproof.packer.files import check_target
 
@@ -28,6 +40,8 @@ _HEAD = ("strategy", "budget", "check", "baseline", "current", "change", "allowe
 # GitHub refuses a pull-request comment over 65,536 characters (a job summary may
 # hold 1 MiB): the table of every check is cut short to stay under it.
 MAX_CHARS = 60_000
+_MAX_CELL_ROWS = 50  # failing (and fixed) cells shown; the text output has them all
+_CELL_HEAD = ("", "class", "strategy", "budget", "scenario", "turns", "failed", "why")
 
 
 def _text(value: str) -> str:
@@ -63,11 +77,34 @@ def _table(
     return [_row(head), _row("---" for _ in head), *(_row(cells(c)) for c in checks)]
 
 
+def _cell_rows(groups: Sequence[CellGroup]) -> list[str]:
+    """The failing cells, by status (new failures first), then class."""
+    failing = [g for g in groups if g.status != FIXED]
+    if not failing:
+        return []
+    order = list(CLASS_WORDS)
+    failing.sort(key=lambda g: (STATUSES.index(g.status), order.index(g.klass)))
+    rows = [_row(_CELL_HEAD), _row("---" for _ in _CELL_HEAD)]
+    for g in failing[:_MAX_CELL_ROWS]:
+        said, missed = cell_said(g)
+        why = f"{said}: {missed}" if missed else said
+        status = f"**{g.status}**" if g.status in (NEW_FAILURE, FAILING_NOW) else g.status
+        cells = [status, CLASS_WORDS[g.klass], _code(g.label), _text(g.budget)]
+        cells += [_code(g.scenario), ", ".join(map(str, g.turns)), _text(g.what), _text(why)]
+        rows.append(_row(cells))
+    if len(failing) > _MAX_CELL_ROWS:
+        rows += ["", f"... and {len(failing) - _MAX_CELL_ROWS} more: run `packproof gate`"]
+    return [*rows, ""]
+
+
 def render_markdown(result: GateResult) -> str:
     """The whole result as Markdown (ends with a newline)."""
-    mark, word = ("✅", "passed") if result.passed else ("❌", "failed")
+    mark, word = ("✅", "PASSED") if result.passed else ("❌", "FAILED")
     said = verdict_line(result).split(": ", 2)[-1]
-    lines = [f"## {mark} packproof gate: {word}", "", _text(said[0].upper() + said[1:]) + ".", ""]
+    lines = [f"## {mark} packproof gate: {word}", "", *_cell_rows(result.cells.groups)]
+    lines += [_text(said[0].upper() + said[1:]) + ".", ""]
+    for note in result.notes:  # a blank line apart, or they merge into one quote
+        lines += [f"> **Note:** {_text(note)}", ""]
     shown = problems(result)
     if shown:
         with_p = result.alpha is not None
@@ -88,8 +125,18 @@ def render_markdown(result: GateResult) -> str:
             key, sep, why = f.partition(": ")
             lines.append(f"- {_code(key, in_table=False)}{': ' + _text(why) if sep else ''}")
         lines.append("")
-    for note in result.notes:  # a blank line apart, or they merge into one quote
-        lines += [f"> **Note:** {_text(note)}", ""]
+    fixed = [g for g in result.cells.groups if g.status == FIXED]
+    if fixed:
+        lines += ["Fixed since the baseline:", ""]
+        lines += [
+            f"- {_text(cell_line(g).removeprefix('fixed: '))}" for g in fixed[:_MAX_CELL_ROWS]
+        ]
+        if len(fixed) > _MAX_CELL_ROWS:
+            lines.append(f"- ... and {len(fixed) - _MAX_CELL_ROWS} more: run `packproof gate`")
+        lines.append("")
+    for entry in result.cells.stale:
+        said = stale_line(entry).removeprefix("stale known failure: ")
+        lines += [f"> **Stale known failure:** {_text(said)}", ""]
     lines += [f"- {_text(h)}" for h in result.header]
     head = "\n".join(lines) + "\n\n"
     return head + "\n".join(_details(result, MAX_CHARS - len(head))) + "\n"

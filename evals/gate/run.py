@@ -1,10 +1,13 @@
 """``packproof gate`` end to end: load and check the inputs, compare, and (with a
-significance level) judge each regression by a paired test over scenarios."""
+significance level) judge each regression by a paired test over scenarios. When
+the two summaries are one run, the result says so first."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from packproof.evals.gate.checks import GateResult, compare
 from packproof.evals.gate.inputs import default_current, load_gates, load_summary
@@ -39,7 +42,7 @@ def run_gate(
         )
     alpha = rules.alpha if significance is None else significance
     rules = dataclasses.replace(rules, alpha=alpha)
-    result = compare(base, cur, rules)
+    result = compare(base, cur, rules, (str(baseline), str(current)))
     confidence = None
     checks = result.checks
     if alpha is not None:
@@ -53,4 +56,27 @@ def run_gate(
         f"current:  {current} ({cur['manifest']['run_id']})",
         f"gates:    {rules.source}: {rules.describe()}",
     )
-    return GateResult(checks, header, result.notes, result.failures, alpha, confidence)
+    notes = (*_same_run(baseline, current, base, cur), *result.notes)
+    return dataclasses.replace(
+        result, checks=checks, header=header, notes=notes, alpha=alpha, confidence=confidence
+    )
+
+
+def _same_run(
+    baseline: Path, current: Path, base: Mapping[str, Any], cur: Mapping[str, Any]
+) -> list[str]:
+    """A note when the baseline and the current run are one run: one file, or
+    one run id (a hash of what the results are a function of: config, suites,
+    packers, packproof's code; evals/run/identity.py)."""
+    run_id = cur["manifest"]["run_id"]
+    if baseline.resolve() == current.resolve():
+        return [
+            f"the baseline and the current run are the same run ({run_id}, one file): "
+            "the run is compared with itself, so nothing can have changed"
+        ]
+    if base["manifest"]["run_id"] == run_id:
+        return [
+            f"the baseline and the current run are the same run ({run_id}): its inputs "
+            "(the run id hashes them) are unchanged since the baseline was taken"
+        ]
+    return []

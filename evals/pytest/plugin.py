@@ -67,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--packproof-packer",
         metavar="MODULE:CALLABLE",
         help="the packer under test: a callable taking a packproof.request.v1 dict and "
-        "returning a ContextPack v1 dict, or cmd:COMMAND (docs/external-packers.md)",
+        "returning a ContextPack v1 dict, or cmd:COMMAND (`packproof docs external-packers`)",
     )
     group.addoption(
         "--packproof-strategy",

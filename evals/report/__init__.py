@@ -3,7 +3,9 @@
 - model.py: :func:`build_report` (the summary, i.e. ``summary.json``),
   :class:`ReportContext` (what every renderer reads), :func:`order_records`,
   ``SUMMARY_SCHEMA_ID``; stats.py: the bootstrap and paired statistics it uses;
-  replay.py: the prompt-cache economics of replays (``summary["replay"]``).
+  replay.py: the prompt-cache economics of replays (``summary["replay"]``);
+  failures.py: what failed, counted once; status.py: PASSED or FAILED and where,
+  what summary.md and report.html say first.
 - one renderer per format: markdown.py (``summary.md``), csv_json.py
   (``metrics.csv``, ``summary.json``), junit.py (``junit.xml``), html/
   (``report.html``: page.py and its sections) and plots/ (the PNGs, one module per

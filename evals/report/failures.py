@@ -1,6 +1,7 @@
 """What failed in a run, counted once for every place that reports it: the
-exit code of ``packproof eval``, the "Failures" section of summary.md and
-report.html, and the failed test cases of junit.xml, so they always agree.
+exit code of ``packproof eval``, the PASSED or FAILED that opens summary.md
+and report.html (status.py) and their "Failures" sections, and the failed test
+cases of junit.xml, so they always agree.
 
 A cell fails when:
 
@@ -21,7 +22,7 @@ from typing import Any, Final
 
 from packproof.evals.metrics.cell import HARD_INVARIANTS
 
-__all__ = ["CLASSES", "cell_problems", "describe", "tally"]
+__all__ = ["CLASSES", "by_scenario", "cell_problems", "describe", "tally"]
 
 # The failure classes, in the order they are reported.
 CLASSES: Final = ("expectations", "hard_invariants", "cell_failures")
@@ -48,13 +49,18 @@ def cell_problems(record: Mapping[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def tally(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def tally(
+    records: Iterable[Mapping[str, Any]], labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The run's failures: ``cells`` (failing cells, junit.xml's ``failures``),
     and per class the cells that failed it; by name, each hard invariant's
     summed count (``invariants``) and each failure class's cells
-    (``classes``); and the first :data:`LISTED` cells that failed other than
-    on expectations, with their lines (``listed``)."""
+    (``classes``); the first :data:`LISTED` cells that failed other than
+    on expectations, with their lines (``listed``); and every failing cell,
+    by scenario (``scenarios``, see :func:`by_scenario`), strategies named by
+    ``labels`` (spec -> label; a spec without one is named by itself)."""
     cells = 0
+    failing: dict[tuple[str, str, str, str], list[int]] = {}
     by_class = dict.fromkeys(CLASSES, 0)
     invariants: dict[str, int] = {}
     classes: dict[str, int] = {}
@@ -69,6 +75,13 @@ def tally(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             listed.append({"key": record["key"], "problems": others})
         for name in problems:
             by_class[name] += 1
+            where = (
+                f"{record['suite']}/{record['scenario']}",
+                (labels or {}).get(record["spec"], record["spec"]),
+                str(record["budget"]),
+                name,
+            )
+            failing.setdefault(where, []).append(int(record["turn"]))
         if "hard_invariants" in problems:
             for k in HARD_INVARIANTS:
                 if record["metrics"].get(k):
@@ -81,7 +94,21 @@ def tally(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "invariants": dict(sorted(invariants.items())),
         "classes": dict(sorted(classes.items())),
         "listed": listed,
+        "scenarios": [
+            {"scenario": sc, "label": label, "budget": budget, "class": name, "turns": sorted(t)}
+            for (sc, label, budget, name), t in sorted(failing.items())
+        ],
     }
+
+
+def by_scenario(failures: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    """A :func:`tally`'s ``scenarios`` by scenario (``suite/id``): one entry per
+    strategy label, budget and class with a failing cell, and its turns, in the
+    tally's sorted order (empty for a summary written before they were listed)."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in failures.get("scenarios", []):
+        out.setdefault(entry["scenario"], []).append(entry)
+    return out
 
 
 def describe(failures: Mapping[str, Any]) -> str:

@@ -1,20 +1,32 @@
-"""``summary.md``: the report as Markdown. It opens with the verdict per budget
-(text.py says it in words), then per budget every strategy's means with their
+"""``summary.md``: the report as Markdown. Its first line says PASSED or FAILED
+(``# FAILED · packproof eval: <name>``), followed by the failing cells by class
+and where they failed (status.py); then the verdict per budget (text.py says it
+in words), then per budget every strategy's means with their
 intervals (the best value in bold; arrows say which way is better), the oracle
 ceiling and the paired differences; the ranking metrics that do not change with
 the budget, once; the prompt-cache economics of replays; evidence recall by
-tag; latency; the expectation failures; and last the provenance (config,
-suites, canonical specs, platform)."""
+tag; latency; the failures (every failing scenario marked ✗, then every
+failing cell); and last the provenance (config, suites, canonical specs,
+platform)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from packproof.evals.report.failures import describe
+from packproof.evals.report.failures import LISTED, describe
 from packproof.evals.report.frame import tag_column
 from packproof.evals.report.model import PAIRED, ReportContext
 from packproof.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
+from packproof.evals.report.status import (
+    CLASS_NAMES,
+    TURNS_LISTED,
+    budget_name,
+    headline,
+    turn_numbers,
+    where,
+    word,
+)
 from packproof.evals.report.text import (
     VERDICT_HEAD,
     Column,
@@ -226,10 +238,43 @@ def failures_section(summary: Mapping[str, Any]) -> list[str]:
             "failed or broke a hard invariant.",
             "",
         ]
+    lines += _failing_scenarios(tally.get("scenarios", []))
     listed = tally.get("listed", [])
     lines += [f"- `{f['key']}`: {'; '.join(f['problems'])}" for f in listed]
     if len(listed) < tally["cells"] - tally["expectations"]:
         lines.append("- ... (summary.json lists the first ones)")
+    return lines
+
+
+def _failing_scenarios(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every failing scenario, marked, by strategy, budget and failure class."""
+    if not entries:
+        return []
+    lines = [
+        f"Failing scenarios: {len({e['scenario'] for e in entries})} (turns from 0, as in "
+        "the cell keys):",
+        "",
+        "| | scenario | strategy | budget | failed | turns |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| ✗ FAILED | `{e['scenario']}` | `{e['label']}` | {budget_name(e['budget'], _code)} "
+        f"| {CLASS_NAMES[e['class']]} | {turn_numbers(e['turns'], TURNS_LISTED)} |"
+        for e in entries[:LISTED]
+    ]
+    if len(entries) > LISTED:
+        lines.append(f"| | ... and {len(entries) - LISTED} more (summary.json lists all) | | | | |")
+    return [*lines, ""]
+
+
+def _status(summary: Mapping[str, Any]) -> list[str]:
+    """PASSED or FAILED with the failing cells by class, and where they failed."""
+    status = word(summary)
+    lines = [f"**{status}**: {headline(summary)}.", ""]
+    places = where(summary, _code)
+    if places:
+        lines += [*(f"- ✗ {line}" for line in places), ""]
+        lines += ['"Failures" below lists the failing scenarios and cells.', ""]
     return lines
 
 
@@ -259,8 +304,9 @@ def render_markdown(ctx: ReportContext) -> str:
     m = summary["manifest"]
     invariant = summary.get("budget_invariant", [])
     lines = [
-        f"# packproof eval: {m['name']}",
+        f"# {word(summary)} · packproof eval: {m['name']}",
         "",
+        *_status(summary),
         f"{summary['cells']} cells: {len(summary['strategies'])} strategies, "
         f"{len(summary['budgets'])} budgets, {plural(len(m['suites']), 'suite')}. "
         + _units_line(summary),
@@ -298,7 +344,7 @@ def render_markdown(ctx: ReportContext) -> str:
             "## Ranking quality (the same at every budget)",
             "",
             "Over the evictable candidates only (the fresh tail and the anchors are kept "
-            "whatever the strategy; docs/metrics.md).",
+            "whatever the strategy; `packproof docs metrics`).",
             "",
             *_table(ranking, rows),
             "",

@@ -146,7 +146,7 @@ def build_report(
             "groups": groups,
             "paired": comparisons,
             "expectation_failures": failures,
-            "failures": tally(ordered),
+            "failures": tally(ordered, labels),
             "breakdown_tags": list(breakdown_tags),
             "breakdown": aggregate.breakdown(frame, breakdown_tags, labels, stats),
             "run": {**dict(run), "latency": latency},

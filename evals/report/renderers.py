@@ -1,7 +1,9 @@
 """Every report format, by output file name: :data:`RENDERERS`.
 
 Each renderer turns the one :class:`~packproof.evals.report.model.ReportContext`
-into one file of the run directory; the renderers live one module per format
+into one file of the run directory, or returns None when that file would have
+nothing to show (a plot without data: no replay, no frontier.png), and the run
+writes no file for it; the renderers live one module per format
 (markdown.py, csv_json.py, junit.py), one folder for report.html (html/) and one
 module per plot family (plots/). This module is the only one that imports them all.
 """
@@ -21,8 +23,9 @@ from packproof.evals.report.plots.recall import recall_vs_budget, recall_vs_stab
 
 __all__ = ["RENDERERS", "Renderer"]
 
-# Renderers by output file name; a renderer returns text (str) or bytes (images).
-Renderer = Callable[[ReportContext], str | bytes]
+# Renderers by output file name; a renderer returns text (str), bytes (images)
+# or None (no file: the plot has no data).
+Renderer = Callable[[ReportContext], str | bytes | None]
 RENDERERS: dict[str, Renderer] = {
     "junit.xml": render_junit,
     "metrics.csv": render_csv,
@@ -32,5 +35,5 @@ RENDERERS: dict[str, Renderer] = {
     "recall_vs_budget.png": recall_vs_budget,
     "recall_vs_stability.png": recall_vs_stability,
     "latency.png": latency,
-    "frontier.png": frontier,  # says "no replay in this run" when there is none
+    "frontier.png": frontier,  # only with replays
 }

@@ -3,10 +3,14 @@
 Reports go to ``reports/<config name>/<run-id>/``, and ``reports/<config
 name>/latest`` points at the newest complete run of that config, so two configs
 never overwrite each other. The run id is the config name and a short hash of
-the manifest (config, suites, filters, packproof version and commit), never a
-clock. Every report is rendered in memory before any is written, and each file
-is written atomically, so a failure leaves no half-written report. ``keep``
-prunes the config's older complete runs.
+what the results are a function of (:mod:`~packproof.evals.run.identity`: the
+config, suites, specs, filters, packproof's own code, an external packer's
+command and the files it names, a function packer's source), never a clock:
+two evals that can differ in a result get two folders, and the same inputs
+find their earlier run (``--resume``). Every report is rendered in memory
+before any is written, and each file is written atomically, so a failure
+leaves no half-written report. ``keep`` prunes the config's older complete
+runs.
 """
 
 from __future__ import annotations
@@ -21,17 +25,18 @@ from typing import Any
 
 from packproof.evals.report.model import ReportContext, build_report, order_records
 from packproof.evals.report.renderers import RENDERERS
+from packproof.evals.run import identity
 from packproof.evals.run.config import EvalConfig, load_config
 from packproof.evals.run.executors import check_executor
-from packproof.evals.run.external import external_packer, parse_packer
+from packproof.evals.run.external import close_packers, external_packer, parse_packer
 from packproof.evals.run.folder import owned, prune, safe_component, switch_latest
+from packproof.evals.run.identity import command_files, packproof_sha256
 from packproof.evals.run.runner import run_cells, tasks
 from packproof.evals.run.select import Selection, narrow
 from packproof.evals.schemafiles import validator
 from packproof.packer import __version__
 from packproof.packer.errors import require
 from packproof.packer.files import write_atomic
-from packproof.packer.jsonio import dumps
 from packproof.packer.result import cyclic_gc_paused
 
 __all__ = ["evaluate", "manifest", "validate_summary"]
@@ -72,26 +77,33 @@ def _git_commit(root: Path) -> str | None:
 
 
 def manifest(config: EvalConfig) -> dict[str, Any]:
-    """What a reader needs to reproduce the figures."""
+    """What a reader needs to reproduce the figures: every input the run id
+    hashes (:mod:`~packproof.evals.run.identity`), and where it ran."""
     root = config.source.resolve().parent.parent
+    every = tasks(config)
     counters = (
         [config.token_counter]
         if config.token_counter
-        else sorted(
-            {turn.request["token_counter"] for t in tasks(config) for turn in t.scenario.turns}
-        )
+        else sorted({turn.request["token_counter"] for t in every for turn in t.scenario.turns})
     )
+    folders = [config.source.resolve().parent]  # with the working folder: a packer's files
     return {
         "name": config.name,
         "packproof_version": __version__,
+        "packproof_sha256": packproof_sha256(),
         "git_commit": _git_commit(root),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "config": {"file": config.source.name, "sha256": config.sha256},
         "suites": [{"file": p.name, "sha256": _sha256(p)} for p in config.suites],
+        # per scenario, so that `packproof compare` can tell which ones changed
+        "scenarios": {
+            key: scenario.sha256
+            for key, scenario in {f"{t.suite}/{t.scenario.id}": t.scenario for t in every}.items()
+        },
         "strategies": list(config.specs),
         **(
-            {"packers": {name: p.describe() for name, p in config.packers.items()}}
+            {"packers": {name: p.fingerprint(folders) for name, p in config.packers.items()}}
             if config.packers
             else {}
         ),
@@ -109,7 +121,7 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
                     "static_prefix_tokens": list(config.static_prefix_tokens),
                 }
             }
-            if any(t.scenario.replay for t in tasks(config))
+            if any(t.scenario.replay for t in every)
             else {}
         ),
     }
@@ -154,12 +166,16 @@ def evaluate(
     config = narrow(config if isinstance(config, EvalConfig) else load_config(config), selection)
     argv = parse_packer(packer) if packer else None
     info = {**manifest(config), "packer": packer or "builtin"}
+    if argv is not None:
+        folders = [config.source.resolve().parent]
+        info["packer_files"] = command_files(argv, folders, "--packer")
     if selection:
         info["filters"] = selection.to_json()
     name = safe_component(config.name)
-    run_id = f"{name}-{hashlib.sha256(dumps(info).encode()).hexdigest()[:8]}"
+    run_id = identity.run_id(name, info)
     run_dir = out_root / name / run_id
     check_executor(executor)
+    close_packers()  # packers this process started for an earlier eval ran older files
     if argv is not None:  # a command that cannot start is bad input, before any write
         external_packer(argv, packer_timeout)
     with owned(run_dir):  # one run per folder; INCOMPLETE until every report is written
@@ -214,6 +230,6 @@ def _write_reports(
         raise RuntimeError("summary.json violates its schema: " + "; ".join(errors[:3]))
     scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
     ctx = ReportContext(summary, order_records(records, config.specs, config.budgets), scenarios)
-    outputs = {name: render(ctx) for name, render in RENDERERS.items()}  # all, before any write
+    outputs = {n: out for n, render in RENDERERS.items() if (out := render(ctx)) is not None}
     for name, content in outputs.items():
         write_atomic(run_dir / name, content)

@@ -47,6 +47,7 @@ __all__ = [
     "ExternalPacker",
     "Failure",
     "check_answer",
+    "close_packers",
     "external_packer",
     "failed_cell",
     "judged",
@@ -74,6 +75,10 @@ def parse_packer(spec: str) -> list[str]:
         return shlex.split(spec[4:])
     except ValueError as exc:
         raise InputError("--packer", f"cannot parse the command: {exc}") from None
+
+
+# How long a packer that closed its stdout is given to exit, for its exit code.
+EXIT_GRACE_S: Final = 1.0
 
 
 @dataclass
@@ -137,8 +142,12 @@ class ExternalPacker:
             self.close()
             return "TIMEOUT", f"no answer within {self.timeout:g} s"
         if line == b"":
-            try:  # stdout closed: the process exits, or is made to
-                code = proc.wait(max(0.0, deadline - time.monotonic()))
+            # stdout closed: a crash, whatever the process does next. Its exit code,
+            # when it exits within a short grace, says more; it is not waited for
+            # until the deadline, which would cost every later cell the timeout.
+            grace = min(EXIT_GRACE_S, max(0.0, deadline - time.monotonic()))
+            try:
+                code = proc.wait(grace)
                 message = f"the packer exited (code {code})"
             except subprocess.TimeoutExpired:
                 message = "the packer closed its stdout and kept running"
@@ -223,9 +232,13 @@ def external_packer(argv: list[str], timeout: float) -> ExternalPacker:
 
 
 @atexit.register
-def _close_all() -> None:
+def close_packers() -> None:
+    """Stop this process's packers: the next call starts each afresh (an eval
+    runs the packer's files as they are when it starts, not as an earlier
+    eval in this process found them)."""
     for packer in _PROCESSES.values():
         packer.close()
+    _PROCESSES.clear()
 
 
 def failed_cell(

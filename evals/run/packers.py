@@ -18,9 +18,11 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 from packproof.evals.run.external import Failure, check_answer, external_packer, parse_packer
+from packproof.evals.run.identity import command_files, function_sha256
 from packproof.packer.cacheaware import CacheAware
 from packproof.packer.errors import InputError
 from packproof.packer.packspec import parse_pack_spec
@@ -65,8 +67,19 @@ class NamedPacker:
         return check_answer(request, dict(answer))
 
     def describe(self) -> dict[str, Any]:
-        """What the manifest and the reports record of it."""
+        """What the reports record of it."""
         return {"packer": self.source, "strategy": self.strategy}
+
+    def fingerprint(self, folders: Sequence[Path]) -> dict[str, Any]:
+        """What the manifest records of it, so that the run's id changes with
+        it: :meth:`describe`, and the sha256 of the files its command names
+        (``files``) or of the function's source (``source_sha256``);
+        :mod:`~packproof.evals.run.identity`."""
+        if self.command is not None:
+            where = f"packer {self.name}"
+            return {**self.describe(), "files": command_files(self.command, folders, where)}
+        assert self.function is not None
+        return {**self.describe(), "source_sha256": function_sha256(self.function)}
 
 
 def _copy(value: Any) -> Any:

@@ -3,8 +3,8 @@
 Bad input gets one line on stderr naming the file and JSON pointer, what was
 expected and what was found, and exit code 2; never a traceback unless ``--debug``.
 One module per subcommand family: library (pack, serve, strategies, schema),
-explain, scenarios (scenarios, import), project (init), gate, tune, cache, run (eval),
-compare and conformance.
+explain, scenarios (scenarios, import), project (init, baseline), gate, tune, cache,
+run (eval), compare, conformance and docs (the guides shipped in the package).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from packproof.cli import (
     cache,
     compare,
     conformance,
+    docs,
     explain,
     gate,
     library,
@@ -33,10 +34,21 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="packproof", description="Prove and gate LLM context-packing policies.")
+    parser = Parser(
+        prog="packproof",
+        description="Prove and gate LLM context-packing policies.",
+        epilog="Start a project: packproof init. The guides: packproof docs. "
+        "The file formats: packproof schema.",
+    )
     parser.add_argument("--version", action="version", version=f"packproof {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    sub = parser.add_subparsers(
+        dest="command",
+        required=True,
+        parser_class=Parser,
+        metavar="COMMAND",
+        help="one of the commands below; packproof COMMAND --help for its options",
+    )
     library.add_parsers(sub)
     explain.add_parsers(sub)
     scenarios.add_parsers(sub)
@@ -47,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_parsers(sub)
     compare.add_parsers(sub)
     conformance.add_parsers(sub)
+    docs.add_parsers(sub)
     return parser
 
 

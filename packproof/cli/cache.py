@@ -28,12 +28,27 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
-        "cache", help="price a trace of prompts under a provider's prompt cache (docs/metrics.md)"
+        "cache",
+        help="price a trace of prompts under a provider's prompt cache",
+        description="Price a trace of prompts under a provider's prompt cache: one JSON line "
+        "out per step (hit, written and uncached tokens, cost), then one per chain. The model "
+        'and every field: `packproof docs metrics` ("Prompt-cache model").',
     )
-    p.add_argument("action", choices=["simulate"])
-    p.add_argument("trace", help="JSON lines, one step a line (- for stdin)")
+    p.add_argument("action", choices=["simulate"], help="simulate: price the trace")
+    p.add_argument(
+        "trace",
+        metavar="TRACE",
+        help="JSON lines (- for stdin), one step a line: "
+        '{"chain": "c1", "t": 12.5, "segments": [["id", tokens], ...], '
+        '"static_segments": 1, "probe": false}; a segment is its id (a changed text gets '
+        "a new id), the first static_segments are the static prefix (default 0), chains "
+        "may interleave and each has its own cache",
+    )
     p.add_argument("--profile", required=True, help="a cache profile name, e.g. anthropic, openai")
     p.add_argument(
-        "--profiles", help="a profiles YAML adding to (or replacing) the shipped profiles"
+        "--profiles",
+        metavar="FILE",
+        help="a profiles YAML adding to (or replacing) the shipped profiles "
+        "(`packproof schema cache-profiles`)",
     )
     p.set_defaults(func=cmd_cache)

@@ -5,22 +5,26 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import loads
 
 __all__ = [
+    "EXECUTORS",
     "EXIT_FAIL",
     "EXIT_INPUT",
     "EXIT_OK",
     "Parser",
+    "add_workers",
     "bounded",
     "config_path",
     "read_json",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+# how the cells run: worker processes, this process, or a Dask cluster
+EXECUTORS: Final = ("process", "serial", "dask")
 
 
 class Parser(argparse.ArgumentParser):
@@ -71,3 +75,22 @@ def config_path(args: argparse.Namespace) -> Path:
             "", "no eval config here: run `packproof init`, or pass --config FILE", source=CONFIG
         )
     return Path(CONFIG)
+
+
+def add_workers(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
+    """``--jobs`` and ``--executor``, for every command that runs an eval's cells;
+    without ``defaults`` they are None when not given (the command then knows
+    whether they were)."""
+    parser.add_argument(
+        "--jobs",
+        type=bounded(int, 1, 256),
+        default=2 if defaults else None,
+        help="worker processes (default 2)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="process" if defaults else None,
+        help="how the cells run: process (worker processes, the default), serial (this "
+        "process, one cell after another) or dask (a Dask cluster; the [dask] extra)",
+    )

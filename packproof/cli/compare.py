@@ -1,5 +1,6 @@
-"""``packproof compare RUN_A RUN_B``: two runs of the same suites, paired cell by
-cell (docs/compare.md). The harness is imported only when the command runs."""
+"""``packproof compare RUN_A RUN_B``: two runs paired cell by cell over the
+scenarios both have (docs/compare.md). The harness is imported only when the
+command runs."""
 
 from __future__ import annotations
 
@@ -39,7 +40,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
-        help="pair two runs of the same suites cell by cell: what changed, what flipped",
+        help="pair two runs cell by cell over what both have: what changed, what flipped",
+        description="Pair two runs cell by cell: the paired differences with intervals over "
+        "scenarios, the scenarios that flipped, and a plot. What each figure means: "
+        "`packproof docs compare`.",
     )
     p.add_argument("run_a", metavar="RUN_A", help="the reference run (before): a run folder")
     p.add_argument("run_b", metavar="RUN_B", help="the candidate run (after): a run folder")
@@ -52,7 +56,9 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--budget", action="append", metavar="B", help="only this budget (repeatable)")
     p.add_argument(
-        "--out", help="output folder (default reports/compare/<A run id>-vs-<B run id>/)"
+        "--out",
+        help="output folder (default reports/compare/<A run id>-vs-<B run id>/; "
+        "<run id>-vs-itself/ for one run folder on both sides)",
     )
     p.add_argument(
         "--alpha",

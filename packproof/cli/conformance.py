@@ -55,6 +55,9 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "conformance",
         help="check packproof against a peer system's recorded outputs; exit 1 on any difference",
+        description="Check packproof against a peer system's recorded outputs: 'N of M cases "
+        "match', then the first differences; exit 1 on any. What is checked and why it "
+        "holds: `packproof docs lossless-claw`.",
     )
     p.add_argument("peer", choices=sorted(PEERS), help="the peer system")
     p.add_argument(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from packproof.cli.common import EXIT_FAIL, EXIT_OK, bounded
+from packproof.packer.errors import InputError
 from packproof.packer.files import check_target, write_atomic
 
 __all__ = ["add_parsers"]
@@ -18,8 +19,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     # the harness, imported only here
     from packproof.evals.gate import append_step_summary, render_markdown, render_text, run_gate
-    from packproof.evals.project import default_gates
+    from packproof.evals.project import BASELINE, default_gates
 
+    if args.baseline is None:  # the default: where `packproof baseline` writes
+        args.baseline = str(BASELINE / "summary.json")
+        if not Path(args.baseline).exists():
+            raise InputError(
+                "",
+                "no baseline here: record one with `packproof baseline`, or pass --baseline FILE",
+                source=args.baseline,
+            )
     gates = Path(args.gates) if args.gates else default_gates()
     baseline, current = Path(args.baseline), Path(args.current) if args.current else None
     markdown = Path(args.markdown) if args.markdown else None
@@ -41,23 +50,32 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
-        "gate", help="compare an eval summary with the baseline; exit 1 on a regression"
+        "gate",
+        help="compare an eval summary with the baseline; exit 1 on a regression",
+        description="Compare an eval run's summary with the committed baseline (recorded by "
+        "`packproof baseline`); exit 1 on a failed rule, a regression or a missing group, 2 "
+        "on bad input. Every key of the gates file and the output: `packproof docs gate`.",
     )
     p.add_argument(
         "--baseline",
-        default="reports/baseline/summary.json",
-        help="the committed baseline summary (default reports/baseline/summary.json)",
+        default=None,
+        metavar="FILE",
+        help="the committed baseline summary (default reports/baseline/summary.json, "
+        "what `packproof baseline` writes)",
     )
     p.add_argument(
         "--current",
         default=None,
+        metavar="FILE",
         help="the summary to check (default: the latest run of the baseline's config, "
         "reports/<its manifest name>/latest/summary.json, else reports/latest/summary.json)",
     )
     p.add_argument(
         "--gates",
         default=None,
-        help="thresholds (default ./gates.yaml if present, else the shipped gates)",
+        metavar="FILE",
+        help="thresholds (default ./gates.yaml if present, else the shipped gates; "
+        "`packproof schema gates`)",
     )
     p.add_argument(
         "--verbose", action="store_true", help="print every check, not only the problems"

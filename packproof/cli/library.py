@@ -1,10 +1,13 @@
-"""Subcommands over the library (``packproof.packer``): pack, serve, strategies, schema."""
+"""Subcommands over the library (``packproof.packer``): pack, serve, strategies, and schema
+(which lists the harness's schemas beside the library's)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ from packproof.packer.pipeline import pack
 from packproof.packer.render import TRACE_LEVELS
 from packproof.packer.request import parse_request
 from packproof.packer.result import cyclic_gc_paused
-from packproof.packer.schema import SCHEMAS, schema
+from packproof.packer.schema import ABOUT, SCHEMAS, schema_text
 from packproof.packer.strategies import REGISTRY, build_strategy, parse_spec
 from packproof.packer.strategies.base import parse_value
 
@@ -145,13 +148,29 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
-    if args.name == "scenarios":  # the harness's file format
-        from packproof.evals.schemafiles import schema_text
+def shipped_schemas() -> dict[str, tuple[str, Callable[[], str]]]:
+    """Every schema a user writes or reads, the library's and the harness's, by the
+    name ``packproof schema NAME`` takes: (what it describes, its text). The library
+    must not import the harness, so the command line, above both, puts them together."""
+    from packproof.evals import schemafiles  # names and files only; no jsonschema
 
-        sys.stdout.write(schema_text("scenarios.v1.json"))
+    out: dict[str, tuple[str, Callable[[], str]]] = {
+        name: (ABOUT[name], functools.partial(schema_text, name)) for name in SCHEMAS
+    }
+    for name, filename in schemafiles.SCHEMAS.items():
+        out[name] = (schemafiles.ABOUT[name], functools.partial(schemafiles.schema_text, filename))
+    return dict(sorted(out.items()))
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    schemas = shipped_schemas()
+    if args.name is None:
+        width = max(map(len, schemas))
+        for name, (about, _) in schemas.items():
+            print(f"{name:<{width}}  {about}")
+        print("\npackproof schema NAME prints one (JSON Schema, draft 2020-12)")
         return EXIT_OK
-    sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(schemas[args.name][1]())
     return EXIT_OK
 
 
@@ -161,7 +180,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--strategy",
         help="strategy name or spec, e.g. 'bm25(k1=1.5)'; '+cache(...)' packs cache-aware, "
-        "e.g. 'bm25+cache(recall_share=0.3)'",
+        "e.g. 'bm25+cache(recall_share=0.3)' (`packproof docs cache-aware`)",
     )
     p.add_argument(
         "--param",
@@ -201,7 +220,11 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_pack)
 
     p = sub.add_parser(
-        "serve", help="pack JSON-lines requests from stdin (the external-packer protocol)"
+        "serve",
+        help="pack JSON-lines requests from stdin (the external-packer protocol)",
+        description="Pack JSON-lines requests from stdin, one pack a line on stdout, in "
+        "order: the built-in packer speaking the external-packer protocol (`packproof docs "
+        "external-packers`).",
     )
     p.set_defaults(func=cmd_serve)
 
@@ -209,6 +232,16 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable listing")
     p.set_defaults(func=cmd_strategies)
 
-    p = sub.add_parser("schema", help="print a shipped JSON Schema")
-    p.add_argument("name", choices=[*sorted(SCHEMAS), "scenarios"])
+    p = sub.add_parser(
+        "schema",
+        help="list the JSON Schemas of every file packproof reads or writes, or print one",
+    )
+    names = list(shipped_schemas())
+    p.add_argument(
+        "name",
+        nargs="?",
+        choices=names,
+        metavar="NAME",
+        help=f"the schema to print: {', '.join(names)} (default: list them)",
+    )
     p.set_defaults(func=cmd_schema)

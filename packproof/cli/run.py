@@ -16,10 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from packproof.cli.common import EXIT_FAIL, EXIT_OK, bounded, config_path
+from packproof.cli.common import EXIT_FAIL, EXIT_OK, add_workers, bounded, config_path
 from packproof.packer.errors import InputError
 
-__all__ = ["add_parsers"]
+__all__ = ["add_parsers", "verdict"]
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -54,9 +54,23 @@ def _selection(args: argparse.Namespace) -> Any:
     return Selection(tuple(args.suite), tuple(args.strategy), tuple(args.tag))
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def verdict(run_dir: Path) -> tuple[str, bool]:
+    """A finished run's one line (run id, passed or FAILED, cells, failure classes,
+    where its reports are) and whether any cell failed."""
     from packproof.evals.report.failures import describe  # the harness, imported only here
-    from packproof.evals.run.evaluate import evaluate
+
+    summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
+    failures = summary["failures"]
+    failed = bool(failures["cells"] > 0)
+    line = (
+        f"eval {summary['manifest']['run_id']}: {'FAILED' if failed else 'passed'}: "
+        f"{summary['cells']} cells, {describe(failures)}; reports in {run_dir}/"
+    )
+    return line, failed
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from packproof.evals.run.evaluate import evaluate  # the harness, imported only here
     from packproof.evals.run.select import describe_run, narrow
 
     config = _config(args)
@@ -77,14 +91,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         keep=args.keep,
         progress=not args.quiet,
     )
-    summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
-    failures = summary["failures"]
-    failed = failures["cells"] > 0
-    verdict = "FAILED" if failed else "passed"
-    line = (
-        f"eval {summary['manifest']['run_id']}: {verdict}: {summary['cells']} cells, "
-        f"{describe(failures)}; reports in {run_dir}/"
-    )
+    line, failed = verdict(run_dir)
     if not args.quiet:
         print((run_dir / "summary.md").read_text("utf-8"))
         print(f"latest: {run_dir.parent / 'latest'}/")
@@ -97,7 +104,9 @@ def add_parsers(sub: Any) -> None:
         "eval",
         help="run an eval config: strategies x scenarios x budgets; exit 1 on failures",
         description="Run an eval config. Exit 1 when a cell missed an expectation, broke a "
-        "hard invariant or its packer failed (--no-fail: 0), 2 on bad input.",
+        "hard invariant or its packer failed (--no-fail: 0), 2 on bad input. The metrics: "
+        "`packproof docs metrics`; your own packer beside the built-ins: `packproof docs "
+        "external-packers`.",
     )
     p.add_argument(
         "suites",
@@ -106,11 +115,11 @@ def add_parsers(sub: Any) -> None:
         help="scenario files to run instead of the config's suites: YAML sources (compiled "
         "in memory) or compiled .jsonl mirrors",
     )
-    p.add_argument("--config", help="eval config YAML (default ./packproof.yaml)")
     p.add_argument(
-        "--jobs", type=bounded(int, 1, 256), default=2, help="worker processes (default 2)"
+        "--config",
+        help="eval config YAML (default ./packproof.yaml; `packproof schema config`)",
     )
-    p.add_argument("--executor", choices=["process", "serial", "dask"], default="process")
+    add_workers(p)
     p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
     p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
     p.add_argument(
@@ -127,8 +136,8 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--packer",
-        help="pack every spec with an external program, cmd:'COMMAND' "
-        "(docs/external-packers.md; to run one beside the built-ins, name it in the config)",
+        help="pack every spec with an external program, cmd:'COMMAND' (`packproof docs "
+        "external-packers`; to run one beside the built-ins, name it in the config)",
     )
     p.add_argument(
         "--packer-timeout",

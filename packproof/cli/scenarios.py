@@ -77,14 +77,25 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("scenarios", help="validate, compile or check golden scenario files")
-    p.add_argument("action", choices=["validate", "compile", "check"])
+    p = sub.add_parser(
+        "scenarios",
+        help="validate, compile or check golden scenario files",
+        description="Validate, compile or check golden scenario files. What a scenario "
+        "holds: `packproof docs scenarios`; the format: `packproof schema scenarios`.",
+    )
+    p.add_argument(
+        "action",
+        choices=["validate", "compile", "check"],
+        help="validate: check the files against their schema and rules (`packproof schema "
+        "scenarios`); compile: write each file's byte-stable mirror, compiled/<name>.jsonl; "
+        "check: exit 1 when a mirror is missing or differs from its source (a CI step)",
+    )
     p.add_argument("paths", nargs="*", help="scenario YAML files (default: scenarios/*.yaml)")
     p.add_argument("--out", help="compiled mirror directory (default: compiled/ beside each file)")
     p.set_defaults(func=cmd_scenarios)
 
     p = sub.add_parser("import", help="turn a dataset (LoCoMo) into compiled scenarios")
-    p.add_argument("format", choices=["locomo"])
+    p.add_argument("format", choices=["locomo"], help="the dataset's format: locomo (LoCoMo)")
     p.add_argument("path", help="the dataset file (LoCoMo: its original JSON format)")
     p.add_argument("-o", "--output", help="JSONL to write (default reports/imports/<name>.jsonl)")
     p.add_argument(
@@ -94,7 +105,13 @@ def add_parsers(sub: Any) -> None:
         "--fresh-tail", type=bounded(int, 0, 10**6), default=4, help="fresh tail count (default 4)"
     )
     p.add_argument("--with-summaries", action="store_true", help="session summaries as items")
-    p.add_argument("--token-counter", default="lcm", choices=["lcm", "chars4", "cl100k"])
+    p.add_argument(
+        "--token-counter",
+        default="lcm",
+        choices=["lcm", "chars4", "cl100k"],
+        help="how each scenario counts tokens: lcm (lossless-claw's count, the default), "
+        "chars4 (characters / 4) or cl100k (exact; the [exact] extra)",
+    )
     p.add_argument(
         "--replay",
         action="store_true",

@@ -1,15 +1,30 @@
 """packproof init: a starter project that compiles, evaluates and gates as it is,
-written from package data, never over a user's file."""
+written from package data, never over a user's file; packproof baseline: a complete
+run recorded as the baseline the gate reads by default, both files or neither."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import io
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from packproof.cli import main
-from packproof.evals.project import DATA, STARTER, default_gates, init_project, shipped_space
+from packproof.evals import project
+from packproof.evals.project import (
+    DATA,
+    STARTER,
+    default_gates,
+    init_project,
+    shipped_space,
+    space_file,
+)
+from packproof.packer.errors import InputError
 
 
 def test_init_writes_the_starter_set_and_it_runs_as_it_is(
@@ -66,3 +81,179 @@ def test_tune_without_a_shipped_space_is_one_line(
     monkeypatch.chdir(tmp_path)
     assert main(["tune", "--strategy", "bm25"]) == 2
     assert "no shipped search space for strategy 'bm25'" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A starter project whose baseline `packproof baseline` recorded (one eval run),
+    and what the command printed."""
+    folder = tmp_path_factory.mktemp("baseline") / "p"
+    init_project(folder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        assert main(["scenarios", "compile"]) == 0
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(["baseline", "--jobs", "1", "--quiet"]) == 0
+    return folder, out.getvalue()
+
+
+def run_folder(project: Path) -> Path:
+    """The one run under reports/starter/ (not the latest link)."""
+    (run,) = [p for p in (project / "reports/starter").iterdir() if p.name.startswith("starter-")]
+    return run
+
+
+def copy_run(project: Path, into: Path) -> Path:
+    target = into / "run"
+    shutil.copytree(run_folder(project), target)
+    return target
+
+
+def test_baseline_runs_the_eval_and_records_its_summary_and_cells(
+    recorded: tuple[Path, str],
+) -> None:
+    folder, printed = recorded
+    run = run_folder(folder)
+    base = folder / "reports/baseline"
+    assert sorted(p.name for p in base.iterdir()) == ["metrics.csv.gz", "summary.json"]
+    assert (base / "summary.json").read_bytes() == (run / "summary.json").read_bytes()
+    packed = (base / "metrics.csv.gz").read_bytes()
+    assert gzip.decompress(packed) == (run / "metrics.csv").read_bytes()
+    # gzip's header: method 8, no flags (no file name), mtime 0, best compression (2)
+    assert packed[:9] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02"
+    lines = printed.splitlines()
+    assert lines[0].startswith(f"eval {run.name}: passed: ")
+    assert lines[1:4] == [
+        "wrote reports/baseline/metrics.csv.gz",
+        "wrote reports/baseline/summary.json",
+        f"the baseline is now run {run.name} (reports/starter/{run.name}/); "
+        "review the change and commit reports/baseline/",
+    ]
+    assert lines[-1] == "next, after each change: packproof eval && packproof gate"
+
+
+def test_the_gate_reads_the_recorded_baseline_by_default(
+    recorded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, _ = recorded
+    monkeypatch.chdir(folder)
+    assert main(["gate", "--significance", "0.05"]) == 0  # the cells are read from the .gz
+    out = capsys.readouterr().out
+    assert "baseline: reports/baseline/summary.json" in out and "passed" in out
+
+
+def test_baseline_from_a_finished_run_writes_the_same_bytes_every_time(
+    recorded: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, _ = recorded
+    run = copy_run(folder, tmp_path)
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["baseline", "--from", str(run), "--out", str(first)]) == 0
+    assert main(["baseline", "--from", str(run / "summary.json"), "--out", str(second)]) == 0
+    for name in ("summary.json", "metrics.csv.gz"):
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+        assert (first / name).read_bytes() == (folder / "reports/baseline" / name).read_bytes()
+    out = capsys.readouterr().out
+    assert not out.startswith("eval ")  # nothing was run
+    assert f"the baseline is now run {run_folder(folder).name} ({run}/)" in out
+    gate = f"packproof gate --baseline {second}/summary.json"
+    assert f"next, after each change: packproof eval && {gate}" in out
+
+
+@pytest.mark.parametrize(
+    ("damage", "needle"),
+    [
+        ("INCOMPLETE", "an incomplete run (interrupted, or still running)"),
+        ("metrics.csv", "not a complete run folder (expected summary.json and metrics.csv"),
+        ("summary.json", 'found "no summary.json"'),
+        ("{}", "summary.json: /manifest/run_id: not an eval summary (no run id)"),
+    ],
+    ids=["incomplete", "no-cells", "no-summary", "not-a-summary"],
+)
+def test_baseline_refuses_an_unfinished_run_in_one_line_and_writes_nothing(
+    damage: str,
+    needle: str,
+    recorded: tuple[Path, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = copy_run(recorded[0], tmp_path)
+    if damage == "INCOMPLETE":
+        (run / damage).write_text("this run has not finished its reports\n")
+    elif damage == "{}":
+        (run / "summary.json").write_text(damage)
+    else:
+        (run / damage).unlink()
+    out = tmp_path / "baseline"
+    assert main(["baseline", "--from", str(run), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err and str(run) in err
+    assert not out.exists()
+
+
+def test_baseline_never_writes_over_the_runs_own_files(
+    recorded: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy_run(recorded[0], tmp_path)
+    before = sorted(p.name for p in run.iterdir())
+    assert main(["baseline", "--from", str(run), "--out", str(run)]) == 2
+    assert "is this command's input" in capsys.readouterr().err
+    assert sorted(p.name for p in run.iterdir()) == before  # no metrics.csv.gz either
+
+
+def test_a_failed_write_puts_the_previous_baseline_back(
+    recorded: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = copy_run(recorded[0], tmp_path)
+    out = tmp_path / "baseline"
+    out.mkdir()
+    (out / "summary.json").write_text("old summary\n")
+    (out / "metrics.csv.gz").write_bytes(b"old cells")
+    real = project.write_atomic
+
+    def full_disk(path: Path, content: str | bytes, **kw: Any) -> None:
+        if path.name == "summary.json" and content != b"old summary\n":
+            raise InputError("", "cannot write: No space left on device", source=str(path))
+        real(path, content, **kw)
+
+    monkeypatch.setattr(project, "write_atomic", full_disk)
+    with pytest.raises(InputError, match="No space left"):
+        project.write_baseline(run, out)
+    assert (out / "summary.json").read_text() == "old summary\n"
+    assert (out / "metrics.csv.gz").read_bytes() == b"old cells"
+
+
+def test_baseline_from_a_run_takes_no_eval_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["baseline", "--from", "reports/x/latest", "--config", "packproof.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "--config applies when baseline runs the eval, not with --from" in err
+
+
+def test_init_says_what_to_run_next(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", str(tmp_path / "p")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2:] == [
+        f"next: cd {tmp_path / 'p'} && packproof scenarios compile && packproof baseline",
+        "then, after each change: packproof eval && packproof gate",
+    ]
+
+
+def test_the_gate_without_a_baseline_says_how_to_record_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["gate"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert (
+        "reports/baseline/summary.json: no baseline here: record one with `packproof baseline`"
+        in err
+    )
+
+
+def test_tune_takes_a_shipped_space_by_name(tmp_path: Path) -> None:
+    assert space_file("bm25-cache", "bm25") == DATA / "spaces" / "bm25-cache.yaml"
+    assert space_file(None, "hybrid") == DATA / "spaces" / "hybrid.yaml"
+    mine = tmp_path / "bm25-cache"  # a file of that name is the user's, and wins
+    mine.write_text("schema: packproof.space.v1\n")
+    assert space_file(str(mine), "bm25") == mine

@@ -7,7 +7,9 @@ texts, failure messages, strategy labels, manifest fields) goes through
 :func:`html.escape`, so an item holding ``<script>`` is shown, never run.
 The same report gives the same bytes.
 
-The page leads with the answer: the verdict per budget, then the plots, the
+The page leads with the answer: PASSED or FAILED (the failing cells by class
+and where they failed, linked to the scenario drill-down, where each failing
+scenario is marked), the verdict per budget, then the plots (those with data), the
 results per budget, the ranking metrics, the prompt-cache economics, the tags,
 latency, failures and the scenario drill-down; the provenance (manifest,
 canonical specs, suites) comes last. This module lays out the page and its
@@ -23,8 +25,8 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from packproof.evals.report.failures import describe
-from packproof.evals.report.html.base import _cell, _e, _head, _ms, _Page, _table
+from packproof.evals.report.failures import LISTED, describe
+from packproof.evals.report.html.base import _breakable, _cell, _e, _head, _ms, _Page, _table
 from packproof.evals.report.html.cache import ANCHOR, cache_section
 from packproof.evals.report.html.results import anchor, budget_section, by_tag, ranking_section
 from packproof.evals.report.html.scenarios import scenarios_section
@@ -33,6 +35,15 @@ from packproof.evals.report.plots.base import run_colours
 from packproof.evals.report.plots.frontier import frontier
 from packproof.evals.report.plots.latency import latency
 from packproof.evals.report.plots.recall import recall_vs_budget, recall_vs_stability
+from packproof.evals.report.status import (
+    CLASS_NAMES,
+    TURNS_LISTED,
+    budget_name,
+    headline,
+    turn_numbers,
+    where,
+    word,
+)
 from packproof.evals.report.text import (
     VERDICT_HEAD,
     floor_note,
@@ -47,23 +58,27 @@ __all__ = ["MAX_FAILURES", "render_html"]
 MAX_FAILURES: Final = 500  # expectation failures listed (summary.json has all)
 
 
-def _top(page: _Page) -> str:
-    """The title, what the run is, the navigation and the verdict per budget."""
+def _top(page: _Page, plots: bool) -> str:
+    """The title with PASSED or FAILED, where it failed, what the run is, the
+    navigation (``plots``: whether the page has any) and the verdict per budget."""
     s = page.summary
     m = s["manifest"]
     conf = round(float(s["confidence"]) * 100)
     verdicts = s.get("verdict", [])
     note = floor_note(verdicts)
+    status = word(s)
     out = [
         "<header>",
-        f"<h1>packproof eval: {_e(m.get('name', '?'))}</h1>",
+        f'<h1><span class="badge {_CLASS[status]}">{status}</span> '
+        f"packproof eval: {_e(m.get('name', '?'))}</h1>",
+        _status(page),
         f'<p class="lead">{_e(s["cells"])} cells, {len(s["strategies"])} strategies, '
         f"{len(s['budgets'])} budgets, {plural(len(m.get('suites', [])), 'suite')}. "
         f"Means with {conf}% bootstrap intervals; where a suite's cells cluster (the turns "
         "of one conversation), intervals resample conversations and tests pair "
         "conversations. ↑ higher is better, "
         "↓ lower is better; the best value is highlighted.</p>",
-        _nav(page),
+        _nav(page, plots),
         "</header>",
         '<section id="verdict">',
         "<h2>Verdict</h2>",
@@ -80,6 +95,54 @@ def _top(page: _Page) -> str:
         out.append(f'<p class="note">{_e(note)}</p>')
     out.append("</section>")
     return "\n".join(out)
+
+
+_CLASS: Final = {"PASSED": "passed", "FAILED": "failed"}
+
+
+def _status(page: _Page) -> str:
+    """PASSED or FAILED with the failing cells by class, and where they failed."""
+    s = page.summary
+    status = word(s)
+    out = [
+        f'<div class="status {_CLASS[status]}" id="status">',
+        f"<p><strong>{status}</strong>: {_e(headline(s))}.</p>",
+    ]
+    places = where(s, page.strategy, page.scenario)
+    if places:
+        out += ["<ul>", *(f"<li>✗ {line}</li>" for line in places), "</ul>"]
+        out.append(
+            '<p class="muted"><a href="#failures">Failures</a> lists the failing scenarios '
+            'and cells; <a href="#scenarios">Scenarios</a> marks each failing one.</p>'
+        )
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _failing_scenarios(page: _Page) -> str:
+    """Every failing scenario, marked and linked, by strategy, budget and class."""
+    entries = (page.summary.get("failures") or {}).get("scenarios", [])
+    if not entries:
+        return ""
+    rows = [
+        [
+            '<span class="badge failed">✗ FAILED</span>',
+            page.scenario(e["scenario"]),
+            page.strategy(e["label"]),
+            _e(budget_name(e["budget"], str)),
+            _e(CLASS_NAMES[e["class"]]),
+            _e(turn_numbers(e["turns"], TURNS_LISTED)),
+        ]
+        for e in entries[:LISTED]
+    ]
+    more = (
+        f'<p class="muted">... and {len(entries) - LISTED} more (summary.json lists all)</p>'
+        if len(entries) > LISTED
+        else ""
+    )
+    head = ["", "scenario", "strategy", "budget", "failed", "turns (from 0)"]
+    count = len({e["scenario"] for e in entries})
+    return f"<h3>Failing scenarios: {count}</h3>" + _table(head, rows, "failing") + more
 
 
 def _provenance(page: _Page) -> str:
@@ -127,7 +190,7 @@ def _provenance(page: _Page) -> str:
         _table(
             ["label", "canonical spec"],
             (
-                [page.strategy(x["label"]), f"<code>{_e(spec_text(x))}</code>"]
+                [page.strategy(x["label"]), f"<code>{_breakable(spec_text(x))}</code>"]
                 for x in s["strategies"]
             ),
         ),
@@ -147,8 +210,10 @@ def _provenance(page: _Page) -> str:
     return "\n".join(out)
 
 
-def _nav(page: _Page) -> str:
-    links = [("verdict", "Verdict"), ("plots", "Plots")]
+def _nav(page: _Page, plots: bool) -> str:
+    links = [("verdict", "Verdict")]
+    if plots:
+        links.append(("plots", "Plots"))
     links += [(anchor(b), page.budget_title(b)) for b in page.summary["budgets"]]
     if page.summary.get("budget_invariant"):
         links.append(("ranking", "Ranking"))
@@ -165,9 +230,14 @@ def _png(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
-def _plots(plots: Sequence[tuple[str, bytes, str, str]]) -> str:
+def _plots(plots: Sequence[tuple[str, bytes | None, str, str]]) -> str:
+    """The plots that have data (a renderer returns None for one without)."""
+    if not any(data for _, data, _, _ in plots):
+        return ""
     out = ['<section id="plots">', "<h2>Plots</h2>", '<div class="plots">']
     for name, data, alt, caption in plots:
+        if data is None:
+            continue
         out.append(
             f'<figure><img src="{_png(data)}" alt="{_e(alt)}">'
             f"<figcaption>{_e(caption)} (<code>{_e(name)}</code>)</figcaption></figure>"
@@ -219,9 +289,11 @@ def _failures(page: _Page) -> str:
             f'<p class="empty">None: every one of the {judged} judged cells met its '
             "expectations, and no cell failed or broke a hard invariant.</p>"
         )
+    out.append(_failing_scenarios(page))
     listed = [(f["key"], f["problems"]) for f in tally["listed"]]
     listed += [(f["key"], f["failures"]) for f in fails]
     if listed:
+        out.append("<h3>Failing cells</h3>")
         out.append('<ul class="failures">')
         out += [
             f'<li><code>{_e(key)}</code>: <span class="msg">'
@@ -239,7 +311,8 @@ def _failures(page: _Page) -> str:
 
 
 def render_html(ctx: ReportContext) -> str:
-    """report.html: the run header (manifest), the plots, per budget the table of
+    """report.html: PASSED or FAILED and where, the run header (manifest), the
+    verdict, the plots with data, per budget the table of
     summary.md and the paired differences, the prompt-cache economics of
     replays, latency, expectation failures, and the first scenarios with every
     strategy's pack (ids and texts)."""
@@ -267,12 +340,13 @@ def render_html(ctx: ReportContext) -> str:
             "Per-cell packing latency per strategy (log scale; differs run to run).",
         ),
     ]
+    frontier_png = frontier(ctx)
     body = [
-        _top(page),
+        _top(page, any(data for _, data, _, _ in plots)),
         _plots(plots),
         *(budget_section(page, b) for b in page.summary["budgets"]),
         ranking_section(page),
-        cache_section(page, _png(frontier(ctx)) if ctx.summary.get("replay") else ""),
+        cache_section(page, _png(frontier_png) if frontier_png else ""),
         by_tag(page),
         _latency(page),
         _failures(page),

@@ -127,7 +127,7 @@ def ranking_section(page: _Page) -> str:
         '<section id="ranking">',
         "<h2>Ranking quality (the same at every budget)</h2>",
         '<p class="muted">Over the evictable candidates only: the fresh tail and the anchors '
-        "are kept whatever the strategy (docs/metrics.md).</p>",
+        "are kept whatever the strategy (<code>packproof docs metrics</code>).</p>",
         results_table(page, columns, rows),
     ]
     if ceiling:

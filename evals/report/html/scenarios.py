@@ -1,5 +1,8 @@
-"""The scenario drill-down of ``report.html``: for the first scenarios, per
-spec its evidence recall and expectation status over the scenario's turns;
+"""The scenario drill-down of ``report.html``: for the first scenarios (and
+every failing one), a ✗ FAILED badge with the failure classes on each failing
+scenario and the strategies, budgets and turns that failed (``summary["failures"]
+["scenarios"]``), per spec its evidence recall and expectation status over the
+scenario's turns;
 then each turn's prompt and what every strategy packed (ids, roles, tokens,
 item texts, gold evidence marked), the evidence it missed, and for an item the
 trace's decision reasons in a ``<details>`` element (no JavaScript), at each
@@ -13,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from packproof.evals.report.failures import CLASSES, by_scenario
 from packproof.evals.report.html.base import _cell, _e, _Page, _table
+from packproof.evals.report.status import CLASS_NAMES, TURNS_LISTED, budget_name, turns_text
 from packproof.evals.run.config import SCENARIO_BUDGET
 
 __all__ = ["MAX_SCENARIOS", "MAX_TEXT", "MAX_TURNS", "scenarios_section"]
 
-MAX_SCENARIOS: Final = 200  # scenarios shown with their packs
+MAX_SCENARIOS: Final = 200  # scenarios shown with their packs (and every failing one)
 MAX_TEXT: Final = 2000  # characters of one item text shown
 MAX_TURNS: Final = 20  # turns of one conversation shown with their packs
 
@@ -128,8 +133,24 @@ def _scenario_budget(summary: Mapping[str, Any]) -> Any:
     return budgets[0]
 
 
+def _failed(page: _Page, entries: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """A failing scenario's badge with its classes, and the list of what failed."""
+    classes = [CLASS_NAMES[c] for c in CLASSES if any(e["class"] == c for e in entries)]
+    badge = (
+        '<span class="badge failed">✗ FAILED</span> '
+        f'<span class="classes">{_e(", ".join(classes))}</span>'
+    )
+    items = "".join(
+        f"<li>✗ {_e(CLASS_NAMES[e['class']])}: {page.strategy(e['label'])} at "
+        f"{_e(budget_name(e['budget'], str))}, {_e(turns_text(e['turns'], TURNS_LISTED))}</li>"
+        for e in entries
+    )
+    return badge, f'<ul class="failures">{items}</ul>'
+
+
 def scenarios_section(page: _Page) -> str:
-    """Every scenario (the first ``MAX_SCENARIOS``) as a closed ``<details>``."""
+    """Every scenario (the first ``MAX_SCENARIOS``, and every failing one) as a
+    closed ``<details>``, a failing one marked."""
     ctx = page.ctx
     budget = _scenario_budget(page.summary)
     by_turn: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
@@ -139,27 +160,45 @@ def scenarios_section(page: _Page) -> str:
         if str(r["budget"]) == str(budget):
             by_turn.setdefault((r["scenario"], int(r["turn"])), []).append(r)
     ids = list(order) + [i for i in ctx.scenarios if i not in order]
-    shown = ids[:MAX_SCENARIOS]
+    failing = by_scenario(page.summary.get("failures") or {})
+
+    def failures_of(sid: str) -> list[Mapping[str, Any]]:
+        return failing.get(f"{order[sid]}/{sid}", []) if sid in order else []
+
+    # past the first MAX_SCENARIOS, the failing ones are still shown
+    shown = [i for k, i in enumerate(ids) if k < MAX_SCENARIOS or failures_of(i)]
+    count = sum(1 for i in ids if failures_of(i))
     out = [
         '<section id="scenarios">',
-        f"<h2>Scenarios: {len(ids)}</h2>",
+        f"<h2>Scenarios: {len(ids)}"
+        + (f' <span class="classes">(✗ {count} failing)</span>' if count else "")
+        + "</h2>",
         f'<p class="muted">Each turn\'s prompt and what every strategy packed at '
         f"{_e(page.budget_title(budget))}, in pack order "
         '(<span class="gold">★</span> marks gold evidence, ✗ the evidence a strategy missed; '
         "<em>why</em> opens the trace's reasons for an item). "
-        + (f"The first {MAX_SCENARIOS} scenarios are shown. " if len(ids) > MAX_SCENARIOS else "")
+        + (
+            f"The first {MAX_SCENARIOS} scenarios and every failing one are shown. "
+            if len(ids) > MAX_SCENARIOS
+            else ""
+        )
+        + ("A failing scenario is marked ✗ FAILED with what failed in it. " if count else "")
         + "Click a scenario to open it.</p>",
     ]
     for sid in shown:
         sc = ctx.scenarios.get(sid)
         suite = order.get(sid) or (sc.file if sc else "?")
         why = sc.why if sc else ""
+        failed = failures_of(sid)
+        badge, what = _failed(page, failed) if failed else ("", "")
         head = (
-            f"<summary><code>{_e(sid)}</code> "
+            f"<summary>{badge + ' ' if badge else ''}<code>{_e(sid)}</code> "
             f'<span class="muted">({_e(suite)})</span> '
             f'<span class="why">{_e(why)}</span></summary>'
         )
-        parts = [f'<details class="scenario" id="sc-{_e(sid)}">', head, "<div>"]
+        cls = "scenario failed" if failed else "scenario"
+        parts = [f'<details class="{cls}" id="sc-{_e(sid)}">', head, "<div>", what]
+        here = {t for e in failed if e["budget"] == str(budget) for t in e["turns"]}
         if sc is not None:
             tags = ", ".join(f"<code>{_e(t)}</code>" for t in sc.tags) or "none"
             parts.append(
@@ -181,7 +220,9 @@ def scenarios_section(page: _Page) -> str:
                 bits.append(f"budget {_e(budget_tokens)} tokens")
             if gold:
                 bits.append("gold " + ", ".join(f"<code>{_e(g)}</code>" for g in sorted(gold)))
-            title = f"Turn {k + 1} of {n_turns}" if n_turns > 1 else "Request"
+            title = f"Turn {k + 1} of {n_turns} (#{k})" if n_turns > 1 else "Request"
+            if k in here:
+                title = f'<span class="fail">✗</span> {title}'
             parts.append(f'<h4>{title} <span class="muted">({"; ".join(bits)})</span></h4>')
             prompt = request.get("prompt")
             shown_prompt = _e(prompt) if prompt else '<span class="empty">(no prompt)</span>'
@@ -211,9 +252,9 @@ def scenarios_section(page: _Page) -> str:
             )
         parts += ["</div>", "</details>"]
         out.append("\n".join(parts))
-    if len(ids) > MAX_SCENARIOS:
+    if len(ids) > len(shown):
         out.append(
-            f'<p class="muted">... and {len(ids) - MAX_SCENARIOS} more scenarios '
+            f'<p class="muted">... and {len(ids) - len(shown)} more scenarios '
             "(results.jsonl has every cell)</p>"
         )
     out.append("</section>")

@@ -9,8 +9,9 @@ gives the same bytes for a given matplotlib version.
 Strategies are told apart by colour and named in a legend below the axes, never
 by text next to the data, so no label can cover another. Text widths are
 measured with the figure's own renderer, which is how :func:`legend_below`
-chooses its columns and wraps long labels at their commas, never shortening
-them.
+chooses its columns and wraps long labels at their spaces, commas and
+parentheses, never inside a word or a number where another layout avoids it,
+and never shortening them; :func:`title` wraps a figure's title the same way.
 """
 
 from __future__ import annotations
@@ -40,16 +41,24 @@ __all__ = [
     "style",
     "tex",
     "text_width",
+    "title",
     "within",
     "wrap",
 ]
 
 DPI: Final = 110
 LEGEND_FONT: Final = 9.0  # points
-# Where a label may wrap: after a comma, an opening parenthesis or "; ", and
-# before a "+" (``bm25`` | ``+cache(`` | ``low_water=0.4,`` | ...).
-_BREAKS: Final = re.compile(r"(?<=,)|(?<=\()|(?<=; )|(?=\+)")
-_SOFT: Final = re.compile(r"[^-_/.:]+[-_/.:]*|[-_/.:]+")
+# Where a label may wrap: after a space, a comma or a spec's opening parenthesis,
+# and before a "+" (``bm25`` | ``+cache(`` | ``low_water=0.4,`` | ...); never
+# inside a number (``2,000``). A space kept at a line's end is invisible in a
+# legend and tells a reader of the lines where the label was cut.
+_BREAKS: Final = re.compile(r"(?<= )(?=\S)|(?<=,)(?!\d)|(?<=\S\()|(?=\+)")
+# Inside a piece too long for a line: after a _ / : or =, or a - or . that does
+# not start a number's digits (``w=-0.5`` stays whole).
+_SOFT: Final = re.compile(r"(?<=[_/:=])|(?<=[-.])(?!\d)")
+# A layout that cuts a word or a number (no break point left) costs this many
+# inches, so it is chosen only when every other layout cuts one too.
+_CUT_COST: Final = 1000.0
 # Legend layouts are compared by height plus this share of a line per wrap,
 # so a label is cut only when that saves real space.
 _WRAP_COST: Final = 0.4
@@ -150,47 +159,70 @@ def within(width: Callable[[str], float], room: float) -> Callable[[str], bool]:
 def wrap(label: str, fits: Callable[[str], bool], indent: str = "  ") -> list[str]:
     """``label`` cut into lines that each ``fits``: a merged label (``a = b``)
     first into its members, each on a line starting ``= ``, then each at the
-    break points above (inside a piece too long for a line, at any character);
-    continuation lines are indented. Nothing is dropped or shortened."""
+    break points above (inside a piece too long for a line, at a soft break
+    point, and only where none is left inside a word); continuation lines are
+    indented. Nothing is dropped or shortened: the lines without their indents
+    put back together are the label (a cut at a space keeps it at the line's end)."""
+    return _wrap(label, fits, indent)[0]
+
+
+def _wrap(label: str, fits: Callable[[str], bool], indent: str) -> tuple[list[str], int]:
+    """:func:`wrap`'s lines and how many of its cuts fall inside a word or a number."""
     if fits(label):
-        return [label]
+        return [label], 0
     lines: list[str] = []
+    cuts = 0
     for i, member in enumerate(label.split(" = ")):
         first, more = (indent + "= ", indent + "  ") if i else ("", indent)
-        lines += _greedy(member, fits, first, more)
-    return lines
+        got, inside = _greedy(member, fits, first, more)
+        lines += got
+        cuts += inside
+    return lines, cuts
 
 
-def _greedy(text: str, fits: Callable[[str], bool], first: str, more: str) -> list[str]:
-    """``text`` in lines filled greedily, the first led by ``first``, the others by ``more``."""
+def _greedy(text: str, fits: Callable[[str], bool], first: str, more: str) -> tuple[list[str], int]:
+    """``text`` in lines filled greedily, the first led by ``first``, the others
+    by ``more``; and the number of cuts made inside a word."""
     lines: list[str] = []
     line = ""
+    cuts = 0
+
+    def lead() -> str:
+        return more if lines else first
+
     for piece in (p for p in _BREAKS.split(text) if p):
-        lead = more if lines else first
-        if fits(lead + line + piece):
+        if fits(lead() + line + piece):
             line += piece
             continue
         if line:
-            lines.append(lead + line)
+            lines.append(lead() + line)
             line = ""
-        # A piece wider than a line: cut after a - _ / . or :, else anywhere.
-        for part in _SOFT.findall(piece):
-            lead = more if lines else first
-            if line and not fits(lead + line + part):
-                lines.append(lead + line)
+        # A piece wider than a line: cut at its soft break points, else inside a word.
+        for part in (p for p in _SOFT.split(piece) if p):
+            if line and not fits(lead() + line + part):
+                lines.append(lead() + line)
                 line = ""
-            lead = more if lines else first
-            if fits(lead + line + part):
+            if fits(lead() + line + part):
                 line += part
                 continue
+            begun = False
             for char in part:
-                lead = more if lines else first
-                if line and not fits(lead + line + char):
-                    lines.append(lead + line)
+                if line and not fits(lead() + line + char):
+                    lines.append(lead() + line)
                     line = ""
+                    cuts += begun
                 line += char
-    lines.append((more if lines else first) + line)
-    return lines
+                begun = True
+    lines.append(lead() + line)
+    return lines, cuts
+
+
+def title(fig: Any, text: str, size: float = 13.0) -> None:
+    """``text`` as the figure's bold title, wrapped at its break points to the
+    figure's width, so no panel count cuts it."""
+    fits = within(text_width(fig, size, "bold"), fig.get_figwidth() - 0.3)
+    lines = [line.rstrip() for line in wrap(text, fits, indent="")]
+    fig.suptitle(tex("\n".join(lines)), fontsize=size, fontweight="bold")
 
 
 def identical(series: Mapping[str, Hashable]) -> list[list[str]]:
@@ -340,13 +372,15 @@ def legend_below(
         room = (usable - (ncols - 1) * 2.0 * em) / ncols - (handle_em + 0.8) * em
         if room <= 4 * em:
             continue
-        labels = [wrap(text, within(width, room), indent) for _, text in entries]
+        wrapped = [_wrap(text, within(width, room), indent) for _, text in entries]
+        labels = [lines for lines, _ in wrapped]
         heights = [
             sum(len(labels[i]) for i in col) * 1.25 * em + 0.5 * em * (len(col) - 1)
             for col in _columns(len(labels), ncols)
         ]
         height = max(heights) + 0.8 * em + 0.1
         cost = height + _WRAP_COST * 1.25 * em * sum(len(lines) - 1 for lines in labels)
+        cost += _CUT_COST * sum(cuts for _, cuts in wrapped)
         if best is None or cost < best[0] - 1e-9:
             best = (cost, ncols, ["\n".join(map(tex, lines)) for lines in labels], height)
     if best is None:  # a figure too narrow for any column: one, unwrapped

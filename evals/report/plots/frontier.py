@@ -9,8 +9,10 @@ point's; a dotted line marks 90% of the best recall and a ring the cheapest spec
 above it. The legend below the grid numbers its entries; specs on the same spot
 in every panel share an entry (``3  bm25 = hybrid(...)``), a panel's title names
 the entries sharing a spot only there, and the ring's entry number is written
-beside it, where it fits inside the panel. Like the other plots, the file is
-always written: without replays it says so.
+beside it, where it fits inside the panel. The figure's title wraps to its
+width, so one panel keeps it whole. A run without a frontier (no replay, or no
+cache profile priced) has no plot: :func:`frontier` returns None and no file
+is written.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from packproof.evals.report.plots.base import (
     style,
     tex,
     text_width,
+    title,
     within,
     wrap,
 )
@@ -40,6 +43,7 @@ __all__ = ["frontier", "frontier_figure"]
 _PANEL_W: Final = 3.7
 _PANEL_H: Final = 3.1
 _EQ: Final = "\u2009=\u2009"  # thin spaces: "3 = 5" never wraps inside
+_NUMBERED: Final = "\u00a0\u00a0"  # no-break spaces: an entry's number stays on its line
 
 
 def _spot(p: Mapping[str, Any]) -> tuple[float, float]:
@@ -65,10 +69,10 @@ def _panel(
         for here in spots.values()
         if len(numbers := sorted({entry[p["label"]] for p in here})) > 1
     )
-    title = f"{f['profile']} · {where}"
+    lines = wrap(f"{f['profile']} · {where}", fits, "")
     if shared:
-        title += "\n" + "\n".join(wrap("same point: " + "; ".join(shared), fits, ""))
-    ax.set_title(tex(title), fontsize=11)
+        lines += wrap("same point: " + "; ".join(shared), fits, "")
+    ax.set_title(tex("\n".join(line.rstrip() for line in lines)), fontsize=11)
     if not points:
         empty(ax, "no probe recall\n(no probe with gold evidence)")
         return None
@@ -144,21 +148,14 @@ def _cost_axis(ax: Any) -> None:
 
 
 def frontier_figure(ctx: ReportContext) -> Any:
-    """The frontier grid (see the module docstring), as a Figure."""
+    """The frontier grid (see the module docstring), as a Figure; None when the
+    run has no frontier."""
     replay: Mapping[str, Any] = ctx.summary.get("replay") or {}
     sizes = replay.get("static_prefix_tokens") or [0]
     frontiers = [f for f in replay.get("frontiers", []) if f["static_prefix_tokens"] == sizes[0]]
+    if not frontiers:
+        return None
     with style():
-        if not frontiers:
-            fig = figure(8.0, 3.4)
-            ax = fig.add_subplot()
-            ax.set_title("Probe recall vs conversation input cost")
-            empty(
-                ax,
-                "no replay in this run (or no cache profile priced):\n"
-                "the frontier needs replay scenarios",
-            )
-            return fig
         profiles = list(dict.fromkeys(f["profile"] for f in frontiers))
         budgets = list(dict.fromkeys(str(f["budget"]) for f in frontiers))
         plotted = list(dict.fromkeys(p["label"] for f in frontiers for p in f["points"]))
@@ -175,10 +172,10 @@ def frontier_figure(ctx: ReportContext) -> Any:
         entry = {label: i for i, same in enumerate(merged, 1) for label in same}
         fig = figure(_PANEL_W * len(budgets), _PANEL_H * len(profiles) + 0.6)
         axes = fig.subplots(len(profiles), len(budgets), squeeze=False, sharey=True)
-        title = "Probe evidence recall vs conversation input cost"
+        head = "Probe evidence recall vs conversation input cost"
         if len(sizes) > 1 or sizes[0]:
-            title += f" (static prefix {sizes[0]:,} tokens)"
-        fig.suptitle(title, fontsize=13, fontweight="bold")
+            head += f" (static prefix {sizes[0]:,} tokens)"
+        title(fig, head)
         colours = {label: "#808080" for label in shown} | run_colours(ctx)
         fits = within(text_width(fig, 11, "bold"), _PANEL_W - 0.3)
         rings = []
@@ -192,7 +189,10 @@ def frontier_figure(ctx: ReportContext) -> Any:
         for ax in axes[-1]:
             ax.set_xlabel("input cost (input-token units)")
         entries: list[tuple[Any, str]] = [
-            (concentric_key([colours[label] for label in same], 7), f"{i}  " + " = ".join(same))
+            (
+                concentric_key([colours[label] for label in same], 7),
+                f"{i}{_NUMBERED}" + " = ".join(same),
+            )
             for i, same in enumerate(merged, 1)
         ]
         entries += [
@@ -213,9 +213,10 @@ def frontier_figure(ctx: ReportContext) -> Any:
         return fig
 
 
-def frontier(ctx: ReportContext) -> bytes:
-    """``frontier.png`` (see :func:`frontier_figure`)."""
-    return png(frontier_figure(ctx))
+def frontier(ctx: ReportContext) -> bytes | None:
+    """``frontier.png`` (see :func:`frontier_figure`); None: no file."""
+    fig = frontier_figure(ctx)
+    return None if fig is None else png(fig)
 
 
 def _key(**style: Any) -> Any:

@@ -1,4 +1,5 @@
-"""``latency.png``: the distribution of per-cell packing latency per strategy."""
+"""``latency.png``: the distribution of per-cell packing latency per strategy
+(no file when no cell recorded one)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any, Final
 
 from packproof.evals.report.model import ReportContext
 from packproof.evals.report.plots.base import (
-    empty,
     figure,
     png,
     run_colours,
@@ -29,7 +29,8 @@ def latency_figure(ctx: ReportContext) -> Any:
     record, all budgets) as one horizontal box plot per strategy on a log scale:
     the box spans the quartiles, the line is the median, the whiskers reach
     1.5 IQR and the dots are outliers. Latency differs from run to run. Long
-    labels wrap, so they take at most a third of the width."""
+    labels wrap, so they take at most a third of the width. None when no cell
+    recorded a latency."""
     labels = {s["spec"]: s["label"] for s in ctx.summary["strategies"]}
     colours = run_colours(ctx)
     data: dict[str, list[float]] = {spec: [] for spec in labels}
@@ -37,14 +38,13 @@ def latency_figure(ctx: ReportContext) -> Any:
         if r["spec"] in data and r.get("latency_ms") is not None:
             data[r["spec"]].append(max(float(r["latency_ms"]), _MIN_MS))
     rows = [(labels[spec], values) for spec, values in data.items() if values]
+    if not rows:
+        return None
     rows.reverse()  # the first strategy on top
     with style():
         fig = figure(9.0, 3.2)
         ax = fig.add_subplot()
         ax.set_title("Packing latency per cell")
-        if not rows:
-            empty(ax, "no latency recorded")
-            return fig
         fits = within(text_width(fig, 10), 3.0)
         ticks = [_tick(wrap(label, fits, indent=""), f"(n={len(v)})", fits) for label, v in rows]
         # room for each row's lines (0.19 in each at 10 pt) and the box between
@@ -82,6 +82,7 @@ def _horizontal(ax: Any) -> dict[str, Any]:
     return {"vert": False}
 
 
-def latency(ctx: ReportContext) -> bytes:
-    """``latency.png`` (see :func:`latency_figure`)."""
-    return png(latency_figure(ctx))
+def latency(ctx: ReportContext) -> bytes | None:
+    """``latency.png`` (see :func:`latency_figure`); None: no file."""
+    fig = latency_figure(ctx)
+    return None if fig is None else png(fig)

@@ -1,4 +1,5 @@
-"""The recall plots of an eval report, each a function ``ReportContext -> bytes``.
+"""The recall plots of an eval report, each a function ``ReportContext -> bytes``
+(None when the run has nothing to plot: no file is written).
 
 * :func:`recall_vs_budget`: mean evidence recall against the token budget, per
   strategy, with its bootstrap band and the oracle ceiling;
@@ -6,10 +7,11 @@
   stability, one panel per budget of the run.
 
 Each is drawn by a ``*_figure`` function returning the matplotlib Figure (the
-tests measure its text) and saved by a thin wrapper. base.py has the style
-and the legend, colours.py the colour of each strategy label. Strategies with
-identical results share one legend entry (``bm25 = hybrid(...)``) and are drawn
-one over another, the lower wider, so every colour stays visible.
+tests measure its text), or None without data, and saved by a thin wrapper.
+base.py has the style and the legend, colours.py the colour of each strategy
+label. Strategies with identical results share one legend entry (``bm25 =
+hybrid(...)``) and are drawn one over another, the lower wider, so every colour
+stays visible.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from packproof.evals.report.plots.base import (
     style,
     tex,
     text_width,
+    title,
     wrap,
 )
 from packproof.evals.run.config import SCENARIO_BUDGET
@@ -66,7 +69,8 @@ def recall_vs_budget_figure(ctx: ReportContext) -> Any:
     """Mean evidence recall (y) against the token budget (x, log2 scale, numeric
     budgets only) for each strategy, a shaded band from the low to the high end
     of its bootstrap interval, and the oracle ceiling (the best evidence recall
-    any pack within the budget could reach) as a dashed black line."""
+    any pack within the budget could reach) as a dashed black line. None when
+    no strategy has evidence recall at a numeric budget."""
     colours = run_colours(ctx)
     budgets = sorted({g["budget"] for g in _groups(ctx) if numeric(g["budget"])})
     series: dict[str, list[tuple[Any, Mapping[str, Any]]]] = {}
@@ -78,19 +82,13 @@ def recall_vs_budget_figure(ctx: ReportContext) -> Any:
         )  # fmt: skip
         if points:
             series[strategy["label"]] = points
+    if not series:
+        return None
     means = {label: [(b, float(s["mean"])) for b, s in pts] for label, pts in series.items()}
     with style():
         fig = figure(9.0, 5.0)
         ax = fig.add_subplot()
         ax.set_title("Evidence recall vs token budget")
-        if not series:
-            empty(
-                ax,
-                "no numeric budgets in this run (only each scenario's own budget)"
-                if not budgets
-                else "no evidence recall at the numeric budgets\n(no scenario has gold evidence)",
-            )
-            return fig
         draw_lines(ax, means, colours, lambda a, b: abs(a - b) <= _CLOSE)
         entries: list[tuple[Any, str]] = []
         for same in identical({label: tuple(m) for label, m in means.items()}):
@@ -136,7 +134,8 @@ def recall_vs_stability_figure(ctx: ReportContext) -> Any:
     both bootstrap intervals as error bars. Strategies whose stability is unknown
     (no multi-turn scenario) are left out, and a panel without any says why.
     Points on one spot are concentric dots; strategies on the same spot in every
-    panel share a legend entry, and a panel's title names the others it has."""
+    panel share a legend entry, and a panel's title names the others it has.
+    None when no strategy has both anywhere."""
     colours = run_colours(ctx)
     budgets = _panels(ctx) or [SCENARIO_BUDGET]
     points: dict[Any, dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
@@ -151,6 +150,8 @@ def recall_vs_stability_figure(ctx: ReportContext) -> Any:
         for s in ctx.summary["strategies"]
         if any(s["label"] in p for p in points.values())
     ]
+    if not labels:
+        return None
 
     def spot(label: str, b: Any) -> tuple[float, float] | None:
         if label not in points[b]:
@@ -169,13 +170,14 @@ def recall_vs_stability_figure(ctx: ReportContext) -> Any:
         axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
         for ax in axes[len(budgets) :]:
             ax.remove()
-        fig.suptitle("Evidence recall vs prefix stability", fontsize=13, fontweight="bold")
+        title(fig, "Evidence recall vs prefix stability")
         width, room = text_width(fig, 11, "bold"), fig.get_figwidth() / ncols - 0.5
         for ax, b in zip(axes, budgets, strict=False):
-            title = "each scenario's own budget" if b == SCENARIO_BUDGET else f"budget {b}"
+            head = "each scenario's own budget" if b == SCENARIO_BUDGET else f"budget {b}"
+            lines = wrap(head, lambda s: width(s) <= room, "")
             if notes[b]:
-                title += "\n" + "\n".join(wrap(notes[b], lambda s: width(s) <= room, ""))
-            ax.set_title(tex(title), fontsize=11)
+                lines += wrap(notes[b], lambda s: width(s) <= room, "")
+            ax.set_title(tex("\n".join(line.rstrip() for line in lines)), fontsize=11)
             if not points[b]:
                 empty(
                     ax,
@@ -193,7 +195,7 @@ def recall_vs_stability_figure(ctx: ReportContext) -> Any:
         entries = [
             (
                 concentric_key([colours[label] for label in same], 7),
-                (f"{i}  " if numbered else "") + " = ".join(same),
+                (f"{i}\u00a0\u00a0" if numbered else "") + " = ".join(same),
             )
             for i, same in enumerate(merged, 1)
         ]
@@ -240,11 +242,13 @@ def _stability_panel(
     ax.set_ylim(-0.05, 1.08)
 
 
-def recall_vs_budget(ctx: ReportContext) -> bytes:
-    """``recall_vs_budget.png`` (see :func:`recall_vs_budget_figure`)."""
-    return png(recall_vs_budget_figure(ctx))
+def recall_vs_budget(ctx: ReportContext) -> bytes | None:
+    """``recall_vs_budget.png`` (see :func:`recall_vs_budget_figure`); None: no file."""
+    fig = recall_vs_budget_figure(ctx)
+    return None if fig is None else png(fig)
 
 
-def recall_vs_stability(ctx: ReportContext) -> bytes:
-    """``recall_vs_stability.png`` (see :func:`recall_vs_stability_figure`)."""
-    return png(recall_vs_stability_figure(ctx))
+def recall_vs_stability(ctx: ReportContext) -> bytes | None:
+    """``recall_vs_stability.png`` (see :func:`recall_vs_stability_figure`); None: no file."""
+    fig = recall_vs_stability_figure(ctx)
+    return None if fig is None else png(fig)

@@ -1,9 +1,11 @@
 """``packproof compare A B``: the paired difference is the mean of the per-cell
 differences with a cluster interval around it; scenarios that flipped between
 pass and fail are found, with the failing run's reasons; runs of different
-suites, missing or unfinished runs and runs with no cell in common are refused
-with one line and exit 2, writing nothing; the outputs are the same bytes for
-the same runs, and the forest plot has no text over other text.
+scenarios are compared on the cells both have, listing the scenarios added,
+removed and changed; one run on both sides is said to be one; missing or
+unfinished runs and runs with no cell in common are refused with one line and
+exit 2, writing nothing; the outputs are the same bytes for the same runs, and
+the forest plot has no text over other text.
 
 Most runs here are written by hand (a summary.json and a metrics.csv with
 known values); one pair comes from the real eval on a golden suite."""
@@ -11,6 +13,7 @@ known values); one pair comes from the real eval on a golden suite."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -22,6 +25,8 @@ from packproof.cli import main
 from packproof.evals.compare.model import compare_runs
 from packproof.evals.compare.plot import compare_figure
 from packproof.evals.run.evaluate import evaluate
+from packproof.evals.scenarios.format import load_compiled
+from packproof.packer.jsonio import dumps
 from tests.evals.report.plots.test_plots import drawn_texts, overlaps
 from tests.evals.run.test_runner import write_config
 from tests.paths import ROOT
@@ -58,9 +63,11 @@ def write_run(
     suites: dict[str, str] | None = None,
     failures: dict[tuple[str, int, str, str], list[str]] | None = None,
     run_id: str | None = None,
+    scenarios: dict[str, str] | None = None,
 ) -> Path:
     """A run folder with a minimal summary.json and a metrics.csv of ``cells``
-    (a strategy's spec is its label)."""
+    (a strategy's spec is its label); ``scenarios``, each scenario's sha256 by
+    ``suite/scenario``, as the manifest records them (none: an older run)."""
     folder.mkdir(parents=True)
     labels = list(dict.fromkeys(c["label"] for c in cells))
     budgets = list(dict.fromkeys(c["budget"] for c in cells))
@@ -97,6 +104,7 @@ def write_run(
             "suites": [
                 {"file": n, "sha256": sha} for n, sha in (suites or {"s.jsonl": SUITE_SHA}).items()
             ],
+            **({"scenarios": scenarios} if scenarios is not None else {}),
         },
     }
     (folder / "summary.json").write_text(json.dumps(summary), "utf-8")
@@ -217,13 +225,93 @@ def test_labels_in_one_run_only_are_listed_not_compared(tmp_path: Path) -> None:
     assert {c.label for c in cmp.changes} == {"x"}
 
 
-def test_changed_scenarios_are_compared_with_a_note(tmp_path: Path) -> None:
+def test_a_changed_suite_without_scenario_hashes_says_what_cannot_be_told(
+    tmp_path: Path,
+) -> None:
     rows = [cell(s, t, evidence_recall=v) for (s, t), v in BEFORE.items()]
     a = write_run(tmp_path / "A", rows)
     b = write_run(tmp_path / "B", rows, suites={"s.jsonl": "f" * 64})
     cmp = compare_runs(a, b)
-    assert cmp.changed_suites == ("s.jsonl",)
-    assert any("scenarios changed" in note for note in cmp.notes)
+    assert cmp.changed_suites == ("s.jsonl",) and cmp.shared.changed == ()
+    assert cmp.shared.unhashed == ("A", "B")
+    (note,) = cmp.notes
+    assert "s.jsonl" in note and "which of the scenarios both runs have changed" in note
+
+
+@pytest.fixture
+def grown_runs(tmp_path: Path) -> tuple[Path, Path]:
+    """B adds scenario ``mine/d`` (a new suite file), drops ``s/c`` and changes
+    ``s/b`` (same id, other sha256), whose expectation now fails."""
+    a = write_run(
+        tmp_path / "A",
+        [cell(s, t, evidence_recall=v, expectation_pass=1.0) for (s, t), v in BEFORE.items()],
+        scenarios={"s/a": "a" * 64, "s/b": "b" * 64, "s/c": "c" * 64},
+    )
+    kept = {k: v for k, v in AFTER.items() if k[0] != "c"}
+    b = write_run(
+        tmp_path / "B",
+        [
+            *(
+                cell(s, t, evidence_recall=v, expectation_pass=float(s != "b"))
+                for (s, t), v in kept.items()
+            ),
+            cell("d", 0, suite="mine", evidence_recall=0.0, expectation_pass=1.0),
+        ],
+        suites={"s.jsonl": "f" * 64, "mine.jsonl": SUITE_SHA},
+        scenarios={"s/a": "a" * 64, "s/b": "f" * 64, "mine/d": "d" * 64},
+    )
+    return a, b
+
+
+def test_runs_of_other_scenarios_are_compared_on_the_cells_both_have(
+    grown_runs: tuple[Path, Path],
+) -> None:
+    cmp = compare_runs(*grown_runs)
+    sh = cmp.shared
+    assert (sh.both, sh.added, sh.removed, sh.changed) == (
+        ("s/a", "s/b"),
+        ("mine/d",),
+        ("s/c",),
+        ("s/b",),
+    )
+    recall = next(c for c in cmp.changes if c.metric == "evidence_recall")
+    # a and b only: differences 1, .5, 0, -.5
+    assert (recall.stat["n"], recall.stat["clusters"]) == (4, 2)
+    assert recall.stat["mean"] == pytest.approx(1.0 / 4)
+    assert recall.mean_a == pytest.approx(2.5 / 4) and recall.mean_b == pytest.approx(3.5 / 4)
+    (flip,) = cmp.flips
+    assert (flip.scenario, flip.after, flip.changed) == ("s/b", "fail", True)
+    assert cmp.scenarios["compared"] == 2
+    said = " ".join(cmp.notes)
+    assert "Compared on the 2 scenarios both runs have" in said
+    assert (
+        "1 scenario only in B (added: mine/d)" in said
+        and "1 scenario only in A (removed: s/c)" in said
+    )
+    assert "1 scenario changed between the runs (same id, other content: s/b)" in said
+
+
+def test_added_removed_and_changed_scenarios_are_in_every_output(
+    grown_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = grown_runs
+    out = a.parent / "cmp"
+    code, stdout, err = compare_cli(capsys, a, b, "--out", out)
+    assert code == 0 and err == ""
+    assert (
+        "scenarios: 2 in both runs (compared), 1 added (only in B), 1 removed (only in A), "
+        "1 changed" in stdout
+    )
+    assert "  added: mine/d\n  removed: s/c\n  changed: s/b\n" in stdout
+    assert "pass → fail: s/b (changed between the runs), x at budget 16" in stdout
+    md = (out / "compare.md").read_text("utf-8")
+    assert "- added: `mine/d`\n- removed: `s/c`\n- changed: `s/b`\n" in md
+    assert "| suites | `s.jsonl` (changed) | `mine.jsonl` (only here), `s.jsonl` (changed) |" in md
+    data = json.loads((out / "compare.json").read_text("utf-8"))
+    assert data["added_scenarios"] == ["mine/d"] and data["removed_scenarios"] == ["s/c"]
+    assert data["changed_scenarios"] == ["s/b"] and data["scenarios_in_both"] == 2
+    assert data["flips"][0]["scenario_changed"] is True and data["same_run"] is None
+    assert data["without_scenario_hashes"] == []
 
 
 def _refused(capsys: pytest.CaptureFixture[str], out: Path, *args: str | Path) -> str:
@@ -234,22 +322,34 @@ def _refused(capsys: pytest.CaptureFixture[str], out: Path, *args: str | Path) -
     return err
 
 
-def test_runs_of_different_suites_are_refused_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("b_cells", "why"),
+    [
+        (
+            [cell("other", 0, evidence_recall=1.0)],
+            "no scenario in common (A: 3 scenarios, B: 1 scenario)",
+        ),
+        ([cell("a", 0, "y", evidence_recall=1.0)], "no strategy label in common (A: x; B: y)"),
+        ([cell("a", 0, budget="32", evidence_recall=1.0)], "no budget in common (A: 16; B: 32)"),
+        ([cell("a", 7, evidence_recall=1.0)], "no turn of a shared scenario"),
+    ],
+    ids=["scenario", "label", "budget", "turn"],
+)
+def test_runs_that_share_no_cell_are_refused_saying_what_they_lack(
+    b_cells: list[dict[str, Any]],
+    why: str,
+    two_runs: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    a = write_run(tmp_path / "A", [cell("a", 0, evidence_recall=1.0)])
-    b = write_run(
-        tmp_path / "B",
-        [cell("a", 0, evidence_recall=1.0)],
-        suites={"s.jsonl": SUITE_SHA, "extra.jsonl": SUITE_SHA},
-    )
-    err = _refused(capsys, tmp_path / "out", a, b)
-    assert "different suites" in err and "only in B: extra.jsonl" in err
+    a, _ = two_runs
+    b = write_run(a.parent / "C", b_cells, suites={"other.jsonl": SUITE_SHA})
+    err = _refused(capsys, a.parent / "out", a, b)
+    assert "the runs share no cell" in err and why in err
 
 
 @pytest.mark.parametrize(
     "damage",
-    ["missing", "incomplete", "no-metrics", "no-shared-cell", "unknown-metric", "unknown-budget"],
+    ["missing", "incomplete", "no-metrics", "unknown-metric", "unknown-budget"],
 )
 def test_what_cannot_be_compared_is_refused_in_one_line(
     damage: str, two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
@@ -262,8 +362,6 @@ def test_what_cannot_be_compared_is_refused_in_one_line(
         (b / "INCOMPLETE").write_text("this run has not finished its reports\n")
     elif damage == "no-metrics":
         (b / "metrics.csv").unlink()
-    elif damage == "no-shared-cell":
-        b = write_run(b.parent / "C", [cell("other", 0, evidence_recall=1.0)])
     elif damage == "unknown-metric":
         extra = ["--metric", "mrr"]
     else:
@@ -300,6 +398,40 @@ def test_the_default_folder_is_named_after_both_runs(
     code, stdout, _ = compare_cli(capsys, a, b)
     assert code == 0 and "reports/compare/A-vs-B/" in stdout
     assert (a.parent / "reports/compare/A-vs-B/compare.json").is_file()
+
+
+def test_a_run_compared_with_itself_says_so_everywhere(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = two_runs
+    monkeypatch.chdir(a.parent)
+    code, stdout, _ = compare_cli(capsys, a, a / "summary.json")
+    assert code == 0
+    assert stdout.startswith("compare: A A (reference) -> B A (candidate): the same run folder")
+    assert "A and B are the same run folder (A): the run is compared with itself" in stdout
+    out = a.parent / "reports/compare/A-vs-itself"
+    assert "written: reports/compare/A-vs-itself/" in stdout
+    md = (out / "compare.md").read_text("utf-8")
+    assert md.startswith("# Compare: `A` → `A` (the same run folder on both sides)")
+    data = json.loads((out / "compare.json").read_text("utf-8"))
+    assert data["same_run"] == "folder" and "the same run folder" in data["notes"][0]
+    assert [c["verdict"] for c in data["changes"]] == ["same"]
+
+
+def test_two_folders_of_one_run_id_are_said_to_be_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [cell(s, t, evidence_recall=v) for (s, t), v in BEFORE.items()]
+    a = write_run(tmp_path / "baseline", rows, run_id="t-1234abcd")
+    b = write_run(tmp_path / "t-1234abcd", rows, run_id="t-1234abcd")
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = compare_cli(capsys, a, b)
+    assert code == 0 and ": the same run id on both sides" in stdout.splitlines()[0]
+    assert "A and B have the same run id (t-1234abcd), read from two folders" in stdout
+    data = json.loads(
+        (tmp_path / "reports/compare/t-1234abcd-vs-same-id/compare.json").read_text("utf-8")
+    )
+    assert data["same_run"] == "run_id"
 
 
 def crowded(tmp_path: Path) -> tuple[Path, Path]:
@@ -377,3 +509,33 @@ def test_two_real_runs_compare_end_to_end(
         assert c["mean_b"] - c["mean_a"] == pytest.approx(d["mean"], abs=1e-8)
     assert (tmp_path / "cmp/compare.png").read_bytes().startswith(b"\x89PNG")
     assert "evidence recall ↑" in stdout and "prefix stability ↑" in stdout  # --verbose: all
+
+
+def test_real_runs_of_a_suite_that_grew_and_changed_compare_on_what_both_have(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A runs conversations 1-4, B runs 2-5 with conversation 2 reworded: B's
+    run records each scenario's sha256, so the one reworded is found."""
+    first, second, *rest = load_compiled(ROOT / "scenarios/compiled/conversations.jsonl")
+    reworded = dataclasses.replace(second, why=second.why + " (reworded)")
+    runs = []
+    for name, scenarios in (("A", [first, second, *rest[:2]]), ("B", [reworded, *rest])):
+        folder = tmp_path / name
+        folder.mkdir()
+        suite = folder / "conv.jsonl"
+        suite.write_text("".join(dumps(x.to_json()) + "\n" for x in scenarios))
+        cfg = write_config(
+            folder, name="conv", suites=[str(suite)], strategies=["bm25"], budgets=[48]
+        )
+        runs.append(evaluate(cfg, out_root=folder / "reports", jobs=1, executor="serial"))
+    code, stdout, err = compare_cli(capsys, *runs, "--out", tmp_path / "cmp")
+    assert code == 0 and err == "" and f"  changed: conv/{second.id}\n" in stdout
+    data = json.loads((tmp_path / "cmp/compare.json").read_text("utf-8"))
+    assert data["added_scenarios"] == [f"conv/{rest[-1].id}"]
+    assert data["removed_scenarios"] == [f"conv/{first.id}"]
+    assert data["changed_scenarios"] == [f"conv/{second.id}"]
+    assert data["scenarios_in_both"] == 3 and data["changed_suites"] == ["conv.jsonl"]
+    # the same packer on the same items: every paired cell equal, over 3 scenarios
+    assert {c["verdict"] for c in data["changes"]} == {"same"}
+    recall = next(c for c in data["changes"] if c["metric"] == "evidence_recall")
+    assert recall["difference"]["clusters"] == 3

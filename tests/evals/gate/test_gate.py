@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 
 from packproof.cli import main
-from packproof.evals.gate import GATEABLE, REGRESSED, Check, load_gates, load_summary
+from packproof.evals.gate import GATEABLE, REGRESSED, Check, compare, load_gates, load_summary
 from packproof.evals.gate.metrics import unlisted
 from packproof.evals.gate.significance import judge_regressions, load_run_cells, settings_of
 from packproof.evals.report.text import budget_columns
 from packproof.evals.run.evaluate import evaluate, validate_summary
+from tests.evals.gate.test_ratchet import with_failures
 from tests.evals.run.test_runner import write_config
 from tests.paths import ROOT
 
@@ -81,6 +82,15 @@ def gates_file(path: Path, metrics: str, extra: str = "") -> Path:
     return path
 
 
+ABSOLUTE = "{evidence_recall: 0.02, ndcg@10: 0.02, mrr: 0.03, evidence_hit: 0.03}"
+
+
+@pytest.fixture
+def absolute(tmp_path: Path) -> list[str]:
+    """The shipped thresholds with the absolute rules (``0``, ``all``)."""
+    return ["--gates", str(gates_file(tmp_path / "absolute.yaml", ABSOLUTE))]
+
+
 GateRun = Callable[..., tuple[int, str]]
 
 
@@ -121,15 +131,16 @@ def test_identical_summaries_pass_in_a_few_lines(summary: Summary, gate: GateRun
     code, out = gate(summary, summary)
     assert code == 0
     lines = out.splitlines()
-    assert [line.split(":")[0] for line in lines[:3]] == ["baseline", "current", "gates"]
-    assert lines[3:] == ["", lines[-1]]
+    assert [line.split(":")[0] for line in lines[:4]] == ["baseline", "current", "gates", "note"]
+    assert "the baseline and the current run are the same run (gate-test-" in lines[3]
+    assert lines[4:] == ["", lines[-1]]
     assert re.fullmatch(r"gate: passed: \d+ checks, no regressions", lines[-1])
 
 
 def test_verbose_prints_every_check_by_label(summary: Summary, gate: GateRun) -> None:
     code, out = gate(summary, summary, "--verbose")
     assert code == 0
-    assert out.splitlines()[4].split() == [
+    assert out.splitlines()[5].split() == [
         "strategy",
         "budget",
         "metric",
@@ -189,10 +200,12 @@ def test_gates_file_sets_the_thresholds(summary: Summary, gate: GateRun, tmp_pat
 # ---------------------------------------------------------------- rules against metrics
 
 
-def test_a_hard_invariant_is_a_failed_rule(summary: Summary, gate: GateRun) -> None:
-    current = copy.deepcopy(summary)
-    group(current, "chronological", 16)["hard_invariants"]["budget_violations"] = 2
-    code, out = gate(summary, current)
+def test_a_hard_invariant_is_a_failed_rule(
+    summary: Summary, gate: GateRun, absolute: list[str]
+) -> None:
+    broken = ("chronological", 16, "hard_invariants", "budget_violations")
+    current = with_failures(summary, [("s/a", 0, *broken), ("s/b", 3, *broken)])
+    code, out = gate(summary, current, *absolute)
     assert code == 1
     assert problem_lines(out) == [
         "rule failed: chronological @ 16: hard invariants 2 (budget_violations=2), must be 0"
@@ -200,36 +213,45 @@ def test_a_hard_invariant_is_a_failed_rule(summary: Summary, gate: GateRun) -> N
     assert re.search(r"^gate: FAILED: 1 rule failed \(of \d+ checks\)$", out, re.M)
 
 
-def test_cells_an_external_packer_failed_fail_the_rule(summary: Summary, gate: GateRun) -> None:
-    current = copy.deepcopy(summary)
-    group(current, "bm25", "scenario")["hard_invariants"]["cell_failures"] = 3
-    code, out = gate(summary, current)
+def test_cells_an_external_packer_failed_fail_the_rule(
+    summary: Summary, gate: GateRun, absolute: list[str]
+) -> None:
+    crashed = [("s/a", t, "bm25", "scenario", "cell_failures", "CRASH") for t in range(3)]
+    current = with_failures(summary, crashed)
+    code, out = gate(summary, current, *absolute)
     assert code == 1
     assert "rule failed: bm25 @ scenario: hard invariants 3 (cell_failures=3), must be 0" in out
 
 
 def test_a_hard_invariant_fails_even_when_the_baseline_had_it(
-    summary: Summary, gate: GateRun
+    summary: Summary, gate: GateRun, absolute: list[str]
 ) -> None:
-    group(summary, "bm25", 16)["hard_invariants"]["tail_lost"] = 1
-    code, out = gate(summary, summary)
+    summary = with_failures(summary, [("s/a", 0, "bm25", 16, "hard_invariants", "tail_lost")])
+    code, out = gate(summary, summary, *absolute)
     assert code == 1
     assert problem_lines(out)[0].startswith("rule failed: bm25 @ 16: hard invariants 1")
 
 
 def test_failed_expectations_are_rules_naming_the_cells_by_label(
-    summary: Summary, gate: GateRun
+    summary: Summary, gate: GateRun, absolute: list[str]
 ) -> None:
-    current = copy.deepcopy(summary)
+    missed = (
+        "conversations/conv-x",
+        1,
+        "bm25",
+        "scenario",
+        "expectations",
+        "mode budget, expected x",
+    )
+    current = with_failures(summary, [missed])
     exp = group(current, "bm25", "scenario")["expectations"]
-    exp["passed"] = exp["total"] - 1
     spec = spec_of(summary, "bm25")
     assert spec != "bm25" and "(" in spec
-    current["expectation_failures"] = [
+    assert current["expectation_failures"] == [
         {"key": f"conversations/conv-x#1|{spec}|scenario", "failures": ["mode budget, expected x"]}
     ]
     group(current, "chronological", 16)["metrics"]["mrr"]["mean"] -= 0.5
-    code, out = gate(summary, current)
+    code, out = gate(summary, current, *absolute)
     assert code == 1
     total = exp["total"]
     assert problem_lines(out)[:3] == [
@@ -347,20 +369,33 @@ def test_a_count_with_no_better_direction_may_move_either_way_by_its_allowance(
 
 
 def test_markdown_is_written_and_appended_to_the_job_summary(
-    summary: Summary, gate: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    summary: Summary,
+    gate: GateRun,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    absolute: list[str],
 ) -> None:
     job = tmp_path / "step-summary.md"
     job.write_text("## an earlier step\n", "utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(job))
-    current = copy.deepcopy(summary)
+    lost = ("s/a", 2, "chronological", 16, "hard_invariants", "anchors_lost")
+    current = with_failures(summary, [lost])
     group(current, "bm25", 16)["metrics"]["evidence_recall"]["mean"] -= 0.05
-    group(current, "chronological", 16)["hard_invariants"]["anchors_lost"] = 1
     md = tmp_path / "out" / "gate.md"
-    code, _ = gate(summary, current, "--markdown", str(md))
+    code, _ = gate(summary, current, "--markdown", str(md), *absolute)
     assert code == 1
     text = md.read_text("utf-8")
-    assert text.startswith("## ❌ packproof gate: failed\n\n1 rule failed, 1 metric regressed (of ")
-    rows = [line for line in text.splitlines() if line.startswith("| **")]
+    lines = text.splitlines()
+    assert lines[:5] == [
+        "## ❌ packproof gate: FAILED",
+        "",
+        "|  | class | strategy | budget | scenario | turns | failed | why |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| **failing** | hard invariants | `chronological` | 16 | `s/a` | 2 | anchors_lost "
+        "| the rule allows none |",
+    ]
+    assert lines[6].startswith("1 rule failed, 1 metric regressed (of ")
+    rows = [line for line in lines[5:] if line.startswith("| **")]
     assert rows[0].startswith("| **rule failed** | `chronological` | 16 | `hard_invariants` |")
     assert rows[1].startswith("| **regressed** | `bm25` | 16 | `evidence_recall` |")
     assert rows[1].endswith("| -0.0500 | -0.02 |")
@@ -370,7 +405,7 @@ def test_markdown_is_written_and_appended_to_the_job_summary(
 
     code, _ = gate(summary, summary, "--markdown", str(md))
     assert code == 0
-    assert md.read_text("utf-8").startswith("## ✅ packproof gate: passed\n")  # replaced
+    assert md.read_text("utf-8").startswith("## ✅ packproof gate: PASSED\n")  # replaced
     assert job.read_text("utf-8").count("packproof gate:") == 2
 
 
@@ -606,7 +641,7 @@ def test_the_current_run_defaults_to_the_baseline_configs_latest(
     assert "no current run: neither reports/my_evals_v1/latest/summary.json nor " in err
 
 
-def test_shipped_gates_and_committed_baseline_are_valid() -> None:
+def test_shipped_gates_ratchet_and_the_committed_baseline_passes_them() -> None:
     gates = load_gates(ROOT / "evals/data/gates.yaml")
     assert gates.max_drop == {
         "evidence_recall": 0.02,
@@ -614,10 +649,12 @@ def test_shipped_gates_and_committed_baseline_are_valid() -> None:
         "mrr": 0.03,
         "evidence_hit": 0.03,
     }
-    assert gates.alpha is None
+    assert (gates.hard_invariants, gates.expectations) == ("no_new", "no_new")
+    assert gates.alpha is None and gates.known_failures == ()
     baseline = load_summary(ROOT / "reports/baseline/summary.json", "baseline")
     assert baseline["manifest"]["name"] == "default"
     assert all(sum(g["hard_invariants"].values()) == 0 for g in baseline["groups"])
+    assert compare(baseline, baseline, gates).passed  # no failing cell: no_new is 0 here
 
 
 # ---------------------------------------------------------------- bad input

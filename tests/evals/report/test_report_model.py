@@ -400,12 +400,18 @@ def small_report() -> dict[str, Any]:
     return report(conversation({"a": [1, 0, 1, 0], "b": [1, 1, 1, 1]}), ["a", "b"])
 
 
-def test_summary_md_leads_with_the_verdict_and_ends_with_provenance() -> None:
+def test_summary_md_leads_with_passed_then_the_verdict_and_ends_with_provenance() -> None:
     from packproof.evals.report.markdown import render_markdown
     from packproof.evals.report.model import ReportContext
 
     text = render_markdown(ReportContext(small_report(), [], {}))
-    heads = [line for line in text.splitlines() if line.startswith("## ")]
+    lines = text.splitlines()
+    assert lines[0] == "# PASSED · packproof eval: t"
+    assert lines[2] == (
+        "**PASSED**: no cell failed or broke a hard invariant "
+        "(none was judged against expectations)."
+    )
+    heads = [line for line in lines if line.startswith("## ")]
     assert heads[0] == "## Verdict" and heads[-1] == "## Provenance"
     assert text.index("| budget 64 tokens | `b`: evidence recall 1.000") > 0
     # the best value of a column is bold, and the direction is in the heading
@@ -415,12 +421,16 @@ def test_summary_md_leads_with_the_verdict_and_ends_with_provenance() -> None:
     assert "every one of" not in text.lower()
 
 
-def test_report_html_leads_with_the_verdict_and_highlights_the_best() -> None:
+def test_report_html_leads_with_passed_then_the_verdict_and_highlights_the_best() -> None:
     from packproof.evals.report.html.page import render_html
     from packproof.evals.report.model import ReportContext
 
     page = render_html(ReportContext(small_report(), [], {}))
-    assert page.index('id="verdict"') < page.index('id="plots"') < page.index('id="run"')
+    assert "<title>PASSED · packproof eval: t</title>" in page
+    body = page.split("<body>", 1)[1]
+    assert body.index('<span class="badge passed">PASSED</span>') < body.index('id="status"')
+    assert page.index('id="status"') < page.index('id="verdict"') < page.index('id="plots"')
+    assert page.index('id="plots"') < page.index('id="run"')
     assert '<td class="num best">1.000' in page
     assert "evidence recall ↑" in page
     assert "none was judged against expectations." in page

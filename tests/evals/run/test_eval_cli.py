@@ -60,7 +60,8 @@ def test_a_clean_run_exits_0_and_quiet_prints_one_line(
     assert err == ""  # no progress bar where stderr is not a terminal
     assert run(tmp_path, "--config", str(cfg)) == 0
     out, _ = capsys.readouterr()
-    assert out.startswith("# packproof eval: cli") and out.splitlines()[-1].startswith("eval cli-")
+    assert out.startswith("# PASSED · packproof eval: cli")  # summary.md leads with the word
+    assert out.splitlines()[-1].startswith("eval cli-")
 
 
 def test_failures_exit_1_and_summary_md_agrees_with_junit(
@@ -80,6 +81,7 @@ def test_failures_exit_1_and_summary_md_agrees_with_junit(
     assert int(junit.get("failures", "-1")) == failing
     md = (latest / "summary.md").read_text()
     assert f"## Failures: {failing}" in md and f"junit.xml has the same {failing}" in md
+    assert md.startswith("# FAILED · packproof eval: cli")  # as the command's last line says
     assert run(tmp_path, "--config", str(cfg), "-q", "--no-fail") == 0
 
 

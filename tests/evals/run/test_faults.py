@@ -34,7 +34,9 @@ SLOW_PACKER = (
 
 def setup(tmp: Path) -> tuple[list[str], Path]:
     (tmp / "packer.py").write_text(SLOW_PACKER)
-    (tmp / "slow").touch()  # removed before a resume
+    # removed before a resume; a folder, not a file: a file the command names is
+    # part of the run's identity, and the resume must find the same run
+    (tmp / "slow").mkdir()
     config = {
         "schema": "packproof.eval.v1",
         "name": "faults",
@@ -137,7 +139,7 @@ def test_a_killed_eval_leaves_no_process_behind_and_resume_finishes(
             proc.kill()
     (run,) = out.glob("faults/faults-*")
     assert (run / "INCOMPLETE").exists() and not (run.parent / "latest").exists()
-    (tmp_path / "slow").unlink()
+    (tmp_path / "slow").rmdir()
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert not (run / "INCOMPLETE").exists() and (run.parent / "latest" / "metrics.csv").exists()
@@ -168,7 +170,7 @@ def test_ctrl_c_is_one_line_exit_130_and_a_resumable_run(tmp_path: Path) -> None
     assert text.strip().splitlines()[-1].startswith("packproof: interrupted")
     assert sum("packproof:" in line for line in text.splitlines()) == 1
     assert wait_gone(below) == set()
-    (tmp_path / "slow").unlink()
+    (tmp_path / "slow").rmdir()
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
 

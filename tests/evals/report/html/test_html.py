@@ -7,10 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,6 +16,7 @@ import pytest
 from packproof.evals.report.renderers import RENDERERS
 from packproof.evals.run.evaluate import evaluate
 from packproof.evals.scenarios.compile import compile_sources, load_sources, write_compiled
+from tests.evals.report.html.browser import chromium, headless
 
 PLOTS = ("recall_vs_budget.png", "recall_vs_stability.png", "latency.png")
 SCRIPT = "<script>document.title='PWNED'</script>"
@@ -161,7 +159,7 @@ def test_markup_in_the_data_is_text_and_the_page_is_self_contained(run_dir: Path
     assert "&lt;i&gt;evil&lt;/i&gt;" in raw and "&lt;b&gt;markup&lt;/b&gt; &amp; scripts" in raw
     assert "<script" not in raw.lower() and "<img src=x" not in raw and EVIL_ID not in raw
     page = parse(raw)
-    assert page.title == "packproof eval: html"
+    assert page.title == "FAILED · packproof eval: html"
     assert not any(name.startswith("on") for _, attrs in page.tags for name in attrs)
     # offline: nothing is fetched (only data: images, no links, scripts or frames)
     assert not {t for t, _ in page.tags} & {"script", "link", "iframe", "object", "embed"}
@@ -173,8 +171,10 @@ def test_markup_in_the_data_is_text_and_the_page_is_self_contained(run_dir: Path
     assert f"selected ['x1', '{EVIL_ID}', 'q'], expected ['q']" in text
     # the scenarios section: the prompt, and packed ids with their texts
     assert f"{SCRIPT} deploy branch?" in text and "Lunch order closes at noon." in text
-    assert "two-turns" in text and "Turn 2 of 2" in text
-    # the three plots, embedded, decodable, and the same bytes as the PNG files
+    assert "two-turns" in text and "Turn 2 of 2 (#1)" in text
+    # the three plots with data, embedded, decodable, and the same bytes as the
+    # PNG files; no replay, so no frontier.png, written or embedded
+    assert not (run_dir / "frontier.png").exists()
     images = [attrs["src"] or "" for tag, attrs in page.tags if tag == "img"]
     assert len(images) == 3
     assert all(src.startswith("data:image/png;base64,") for src in images)
@@ -183,6 +183,49 @@ def test_markup_in_the_data_is_text_and_the_page_is_self_contained(run_dir: Path
     for data in embedded:
         width, height = decode_png(data)
         assert width > 400 and height > 200
+
+
+def test_the_page_leads_with_failed_and_marks_the_failing_scenario(run_dir: Path) -> None:
+    raw = (run_dir / "report.html").read_text("utf-8")
+    body = raw.split("<body>", 1)[1]
+    # the first thing on the page: the word, then where it failed, linked
+    head = body[: body.index('<p class="lead">')]
+    assert body.index('<span class="badge failed">FAILED</span>') < body.index("packproof eval")
+    assert "<strong>FAILED</strong>: 1 failing cell: 1 missed expectations." in head
+    assert (
+        '<li>✗ missed expectations in 1 scenario: <a href="#sc-markup-in-item-text">'
+        "<code>markup/markup-in-item-text</code></a> under " in head
+    )
+    assert "</span> (turn #0), at own budget</li>" in head
+    # the drill-down marks the failing scenario (and only it) with its class
+    scenarios = body[body.index('<section id="scenarios">') :]
+    assert "Scenarios: 2 <span" in scenarios and "(✗ 1 failing)" in scenarios
+    (marked,) = re.findall(r'<details class="scenario failed" id="sc-([^"]+)">', scenarios)
+    assert marked == "markup-in-item-text"
+    assert '<details class="scenario" id="sc-two-turns">' in scenarios
+    summary = scenarios[scenarios.index('id="sc-markup-in-item-text"') :]
+    assert summary.index("✗ FAILED") < summary.index("<code>markup-in-item-text</code>")
+    assert '<span class="classes">missed expectations</span>' in summary
+    assert '<span class="fail">✗</span> Request' in summary  # its failing turn
+    # the failures section lists it as a failing scenario, badge and link
+    failures = body[body.index('<section id="failures">') : body.index('<section id="scenarios">')]
+    assert "<h3>Failing scenarios: 1</h3>" in failures
+    assert '<span class="badge failed">✗ FAILED</span>' in failures
+
+
+def test_summary_md_leads_with_failed_and_lists_the_failing_scenario(run_dir: Path) -> None:
+    lines = (run_dir / "summary.md").read_text("utf-8").splitlines()
+    assert lines[0] == "# FAILED · packproof eval: html"
+    assert lines[2] == "**FAILED**: 1 failing cell: 1 missed expectations."
+    assert lines[4] == (
+        "- ✗ missed expectations in 1 scenario: `markup/markup-in-item-text` under `bm25` "
+        "(turn #0), at own budget"
+    )
+    assert (
+        "| ✗ FAILED | `markup/markup-in-item-text` | `bm25` | own budget | missed expectations "
+        "| #0 |" in lines
+    )
+    assert lines.index("## Verdict") > 4
 
 
 def test_plots_decode_with_matplotlib(run_dir: Path) -> None:
@@ -203,36 +246,6 @@ def test_report_html_is_byte_deterministic(run_dir: Path) -> None:
     assert {n: (run_dir / n).read_bytes() for n in before} == before
 
 
-def chromium() -> str:
-    found = "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
-    found = found or shutil.which("chromium")
-    if not found:
-        pytest.skip("chromium not installed: apt-get install chromium (the CI script installs it)")
-    return found
-
-
-def headless(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    profile.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        browser,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        *args,
-    ]
-    env = {**os.environ, "HOME": str(profile)}
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"chromium did not finish within 120 s: {' '.join(cmd)}")
-
-
 def test_in_a_headless_browser_nothing_runs_and_the_page_renders(
     run_dir: Path, tmp_path: Path
 ) -> None:
@@ -243,7 +256,7 @@ def test_in_a_headless_browser_nothing_runs_and_the_page_renders(
     dom = out.stdout
     assert out.returncode == 0 and "</html>" in dom, out.stderr[-2000:]
     title = re.search(r"<title>(.*?)</title>", dom, re.S)
-    assert title is not None and title.group(1) == "packproof eval: html"
+    assert title is not None and title.group(1) == "FAILED · packproof eval: html"
     assert "PWNED" not in title.group(1)
     assert SCRIPT_IN_DOM in dom and IMG_IN_DOM in dom and "&lt;i&gt;evil&lt;/i&gt;" in dom
     assert "<script" not in dom.lower() and "<img src=x" not in dom

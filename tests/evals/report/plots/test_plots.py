@@ -254,11 +254,86 @@ def test_colours_stay_distinct_past_every_palette() -> None:
 # ---------------------------------------------------------------- wrapping
 
 
-@pytest.mark.parametrize("label", [f"bm25 = {TUNED}", CACHED, LONG, "short"])
-def test_wrapping_keeps_every_character_and_each_line_fits(label: str) -> None:
-    lines = wrap(label, lambda s: len(s) <= 24)
-    assert all(len(line) <= 24 for line in lines)
-    assert "".join(line.strip().removeprefix("= ") for line in lines) == label.replace(" = ", "")
+def cut_inside(upper: str, lower: str) -> bool:
+    """Whether the break between two wrapped lines cuts a word or a number: it
+    is at a break point only after a space (kept at the end of the upper line),
+    a comma, an opening parenthesis or one of ``- _ / : = .``, or before a ``+``
+    or a merged label's ``=``; and a comma or a point between digits (``2,000``,
+    ``0.5``) is no break point."""
+    lower = lower.lstrip()
+    if not upper or not lower:
+        return False
+    if upper[-1] not in " ,(-_/:=." and lower[0] not in "+=":
+        return True
+    if upper[-1] in ",." and upper[-2:-1].isdigit() and lower[0].isdigit():
+        return True
+    return upper[-1] == "-" and lower[0].isdigit()  # a minus sign is the number's
+
+
+def test_the_cut_check_sees_a_cut_word_or_number() -> None:
+    assert cut_inside("cheapest within 9", "0% (its number)")
+    assert cut_inside("cheapest within 90", "  % (its number)")
+    assert cut_inside("static prefix 2,", "000 tokens")
+    assert cut_inside("low_water=0.", "  4")
+    assert cut_inside("w=-", "  0.5")
+    assert not cut_inside("cheapest within ", "  90% (its number)")
+    assert not cut_inside("bm25+cache(low_water=0.4,", "  recall_share=0.3)")
+    assert not cut_inside("bm25", "  +cache(low_water=0.4)")
+    assert not cut_inside("1\u00a0\u00a0bm25", "  = hybrid(w_recency=0,")
+    assert not cut_inside("external-packer-", "  with-a-long-name")
+
+
+PROSE = "cheapest within 90% (its number)"
+NUMBERS = "static prefix 2,000 tokens, w=-0.5"
+
+
+@pytest.mark.parametrize("room", [18, 24])
+@pytest.mark.parametrize("label", [f"bm25 = {TUNED}", CACHED, LONG, "short", PROSE, NUMBERS])
+def test_wrapping_keeps_every_character_each_line_fits_and_no_word_is_cut(
+    label: str, room: int
+) -> None:
+    lines = wrap(label, lambda s: len(s) <= room)
+    assert all(len(line) <= room for line in lines)
+    joined = lines[0]
+    for line in lines[1:]:  # a merged label's members lose their " = " to the break
+        body = line.lstrip()
+        joined += f" {body}" if body.startswith("= ") else body
+    assert joined == label
+    assert [(a, b) for a, b in itertools.pairwise(lines) if cut_inside(a, b)] == []
+
+
+def test_wrapping_breaks_at_spaces_and_spec_punctuation_never_inside_a_number() -> None:
+    assert wrap(PROSE, lambda s: len(s) <= 18) == ["cheapest within ", "  90% (its number)"]
+    assert wrap("static prefix 2,000 tokens", lambda s: len(s) <= 16) == [
+        "static prefix ",
+        "  2,000 tokens",
+    ]
+    assert wrap("bm25+cache(low_water=0.4,recall_share=0.3)", lambda s: len(s) <= 19) == [
+        "bm25+cache(",
+        "  low_water=0.4,",
+        "  recall_share=0.3)",
+    ]
+    # no break point left: the cut falls inside the word, as late as it can
+    assert wrap("abcdefgh", lambda s: len(s) <= 5, indent="") == ["abcde", "fgh"]
+
+
+def test_a_plot_without_data_is_no_file() -> None:
+    bm25 = {"spec": "bm25", "label": "bm25"}
+    own = {"spec": "bm25", "label": "bm25", "budget": "scenario"}
+    runs = {
+        "nothing": {"strategies": [bm25], "groups": []},
+        # each scenario's own budget only, no conversation, no latency, no replay
+        "own budget": {
+            "strategies": [bm25],
+            "groups": [{**own, "metrics": {"evidence_recall": stat(0.5)}}],
+            "replay": {"static_prefix_tokens": [0], "frontiers": []},
+        },
+    }
+    for summary in runs.values():
+        ctx = ReportContext({"confidence": 0.95, **summary}, [{"spec": "bm25"}], {})
+        assert {n: r(ctx) for n, r in RENDERERS.items() if n.endswith(".png")} == dict.fromkeys(
+            ["recall_vs_budget.png", "recall_vs_stability.png", "latency.png", "frontier.png"]
+        )
 
 
 def test_the_overlap_check_sees_text_over_text() -> None:
