@@ -19,31 +19,9 @@ from packproof.evals.run.folder import safe_component
 from packproof.evals.scenarios.format import Scenario
 from packproof.packer.errors import InputError, MissingExtraError
 from tests.paths import ROOT
+from tests.reliability.helpers import SUITE, assert_one_line_exit_2, config, write
 
-SUITE = ROOT / "scenarios" / "compiled" / "lossless-claw.jsonl"
 REQUEST = {"items": [{"id": "a", "text": "deploy"}], "budget_tokens": 8, "prompt": "deploy"}
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
-
-
-def config(tmp: Path, suites: list[str], **extra: object) -> Path:
-    body = {
-        "schema": "packproof.eval.v1",
-        "name": "t",
-        "suites": suites,
-        "strategies": ["chronological", "bm25"],
-        "budgets": ["scenario"],
-        "bootstrap": {"resamples": 100},
-        **extra,
-    }
-    return write(tmp / "cfg" / "c.yaml", json.dumps(body))
 
 
 def suite_lines() -> list[str]:
@@ -369,20 +347,7 @@ def test_bad_input_is_one_line_and_exit_2(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    argv = builder(tmp_path)
-    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and not p.is_fifo()}
-    capsys.readouterr()
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.count("\n") == 1 and err.startswith("packproof: error: "), err
-    assert says in err, err
-    assert "Traceback" not in err
-    for path, content in before.items():  # nothing a user gave is lost
-        if path.exists() and path.suffix != ".jsonl" and "results" not in path.name:
-            assert path.read_bytes() == content, path
-    assert not list(tmp_path.rglob("*.tmp")), "a temporary file was left behind"
+    assert_one_line_exit_2(builder, says, tmp_path, monkeypatch, capsys)
 
 
 def test_a_null_locomo_text_is_an_empty_text_not_none(
