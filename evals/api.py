@@ -24,10 +24,12 @@ default filled: what an external packer gets) to a pack dict (ContextPack v1;
 ``"cmd:COMMAND"`` for a program speaking the external-packer protocol. Its
 cells are judged by the same metrics, expectations and hard invariants as
 packproof's strategies, and named after it in every report. An exception it
-raises fails that cell (``CRASH``), not the run. The run's folder is named
-after what its results depend on, a function by its qualified name and its
-source, a command by the files it names (:mod:`~packproof.evals.run.identity`):
-an edited packer is a new run beside the earlier one.
+raises fails that cell (``CRASH``), not the run, ``SystemExit`` included; with
+``timeout=`` it runs in a child process that is killed when a call overruns.
+The run's folder is named after what its results depend on, a function by its
+qualified name and its source, a command by the files it names
+(:mod:`~packproof.evals.run.identity`): an edited packer is a new run beside the
+earlier one.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from packproof.evals.run.config import EvalConfig, config_from, load_config
 from packproof.evals.run.evaluate import evaluate as run_eval
-from packproof.evals.run.packers import NamedPacker, PackFunction, named_packer, python_packer
+from packproof.evals.run.folder import INCOMPLETE, safe_component
+from packproof.evals.run.packers import NamedPacker, PackFunction, command_packer, python_packer
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import loads
 
@@ -97,6 +100,18 @@ def _with_packer(config: EvalConfig, packer: NamedPacker, builtins: bool) -> Eva
     )
 
 
+def _interrupted(folder: Path) -> str:
+    """What an interrupted evaluate says: where the run it left incomplete is
+    (the newest one of the config's; none if it stopped before writing any)."""
+    marks = sorted(folder.glob(f"*/{INCOMPLETE}"), key=lambda p: (p.stat().st_mtime_ns, p))
+    if not marks:
+        return "packproof.evaluate interrupted before it wrote a run folder"
+    return (
+        f"packproof.evaluate interrupted: {marks[-1].parent} is left {INCOMPLETE} with "
+        "its finished cells; evaluate(..., resume=True) continues it"
+    )
+
+
 def evaluate(
     packer: PackFunction | str | None = None,
     config: str | Path | Mapping[str, Any] = "packproof.yaml",
@@ -108,32 +123,44 @@ def evaluate(
     jobs: int = 1,
     executor: str = "serial",
     keep: int | None = None,
-    timeout: float = 10.0,
+    timeout: float | None = None,
+    resume: bool = False,
 ) -> Run:
     """Run ``config`` (a YAML file, or its content as a mapping) with ``packer``
     as one more strategy named ``name`` (default: the function's name; with
     ``builtins=False``, the only one), its requests carrying ``strategy``; write
-    the reports under ``out`` and return the run. ``executor="process"`` needs a
-    packer that pickles (a module-level function)."""
+    the reports under ``out`` and return the run.
+
+    ``timeout`` is seconds per cell: a command's (default 10); a function given
+    one runs in a forked child process, killed and started afresh when a call
+    overruns it (``TIMEOUT``), and without one it is called in this process,
+    untimed. ``executor="process"`` with ``jobs > 1`` needs a function that
+    pickles (a module-level one), checked before anything is written.
+
+    Ctrl-C (a ``KeyboardInterrupt``, from the packer too) stops the run, as in
+    ``packproof eval``: the ``KeyboardInterrupt`` reaches the caller saying
+    where the interrupted run is, its finished cells kept (``resume=True``
+    continues it)."""
     if isinstance(config, Mapping):
         loaded = config_from(config, Path.cwd())
     else:
         loaded = load_config(Path(config))
     if isinstance(packer, str):
-        named = named_packer(
-            {"name": name or "packer", "packer": packer, "strategy": strategy, "timeout": timeout},
-            "packer",
-        )
+        named = command_packer(packer, name or "packer", strategy, timeout)
         loaded = _with_packer(loaded, named, builtins)
     elif packer is not None:
-        loaded = _with_packer(loaded, python_packer(packer, name, strategy), builtins)
-    run_dir = run_eval(
-        loaded,
-        out_root=Path(out),
-        jobs=jobs,
-        executor=executor,
-        keep=keep,
-        progress=False,
-    )
+        loaded = _with_packer(loaded, python_packer(packer, name, strategy, timeout), builtins)
+    try:
+        run_dir = run_eval(
+            loaded,
+            out_root=Path(out),
+            jobs=jobs,
+            executor=executor,
+            keep=keep,
+            resume=resume,
+            progress=False,
+        )
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(_interrupted(Path(out) / safe_component(loaded.name))) from None
     summary = loads((run_dir / "summary.json").read_bytes(), source=str(run_dir))
     return Run(run_dir, summary)

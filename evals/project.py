@@ -15,19 +15,23 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from packproof.evals.run.folder import INCOMPLETE
+from packproof.evals.run.journal import RESULTS
 from packproof.packer.errors import InputError
-from packproof.packer.files import check_target, write_atomic
+from packproof.packer.files import Input, write_files
 from packproof.packer.jsonio import loads
 
 __all__ = [
     "BASELINE",
     "CONFIG",
     "GATES",
+    "RUN_FILES",
     "STARTER",
     "Baseline",
+    "baseline_files",
     "complete_run",
     "default_gates",
     "init_project",
+    "run_files",
     "shipped_space",
     "space_file",
     "write_baseline",
@@ -43,6 +47,14 @@ STARTER: Final = {
     CONFIG: "packproof.yaml",
     GATES: "gates.yaml",
     "scenarios/example.yaml": "example.yaml",
+}
+# a run's files that commands read (the gate, compare, baseline), by what each holds:
+# the summary, the cells (metrics.csv, or the baseline's gzipped copy) and the journal
+RUN_FILES: Final = {
+    "summary.json": "summary",
+    "metrics.csv": "cells",
+    "metrics.csv.gz": "cells",
+    RESULTS: "results",
 }
 
 
@@ -81,18 +93,30 @@ def space_file(given: str | None, strategy: str) -> Path:
     return shipped
 
 
+def run_files(path: Path, who: str) -> list[Input]:
+    """The files of the run at ``path`` (a run folder, or a summary file and the
+    files beside it) that a command reads and so must never write, each named
+    for errors as ``who``'s summary, cells or results."""
+    folder, summary = (path, path / "summary.json") if path.is_dir() else (path.parent, path)
+    beside = [(folder / n, what) for n, what in RUN_FILES.items() if n != "summary.json"]
+    return [Input(summary, f"{who}'s summary"), *(Input(p, f"{who}'s {w}") for p, w in beside)]
+
+
 def init_project(folder: Path) -> list[Path]:
-    """Write the starter set into ``folder``; refuse, writing nothing, if any of
-    its files already exists (a user's file is never overwritten)."""
-    targets = {folder / rel: DATA / shipped for rel, shipped in STARTER.items()}
-    for target in targets:
-        if target.exists():
-            raise InputError(
-                "", "already exists; packproof init writes nothing over a file", source=str(target)
-            )
-    for target, shipped in targets.items():
-        write_atomic(target, shipped.read_text("utf-8"))
-    return list(targets)
+    """Write the starter set into ``folder``, all or nothing: refused, writing
+    nothing, when any of its files already exists (a user's file is never
+    overwritten), and undone when a write fails midway, so that it can be run
+    again."""
+    shipped = {folder / rel: DATA / name for rel, name in STARTER.items()}
+    contents = {target: source.read_text("utf-8") for target, source in shipped.items()}
+    reads = [Input(source, "a shipped starter file") for source in shipped.values()]
+    return write_files(contents, inputs=reads, mode="create")
+
+
+def baseline_files(out: Path) -> list[Path]:
+    """What :func:`write_baseline` writes into ``out``: the cells first, then the
+    summary the gate reads them beside."""
+    return [out / "metrics.csv.gz", out / "summary.json"]
 
 
 class Baseline(NamedTuple):
@@ -155,31 +179,14 @@ def write_baseline(run: Path, out: Path = BASELINE) -> Baseline:
     ``metrics.csv.gz`` (the cells ``packproof gate --significance`` pairs).
     Returns the run taken and the files written.
 
-    Both files are built in memory and checked before either is written, each is
-    written atomically, and if the second write fails the first is put back: the
-    baseline is never half of one run and half of another. Neither may be one of
-    the run's own files."""
+    Both files are built in memory and written all or nothing
+    (:func:`~packproof.packer.files.write_files`): the baseline is never half of
+    one run and half of another. Neither may be one of the run's own files."""
     folder, run_id = complete_run(run)
-    inputs = [folder / "summary.json", folder / "metrics.csv"]
-    # the cells first, then the summary the gate reads them beside
+    cells, summary = baseline_files(out)
     contents = {
-        out / "metrics.csv.gz": _gzipped(inputs[1].read_bytes()),
-        out / "summary.json": inputs[0].read_bytes(),
+        cells: _gzipped((folder / "metrics.csv").read_bytes()),
+        summary: (folder / "summary.json").read_bytes(),
     }
-    for target in contents:
-        check_target(target, inputs)
-    before = {t: t.read_bytes() if t.is_file() else None for t in contents}
-    written: list[Path] = []
-    try:
-        for target, data in contents.items():
-            write_atomic(target, data, inputs=inputs)
-            written.append(target)
-    except InputError:
-        for target in written:
-            previous = before[target]
-            if previous is None:
-                target.unlink(missing_ok=True)
-            else:
-                write_atomic(target, previous)
-        raise
+    write_files(contents, inputs=run_files(folder, "the run"))
     return Baseline(folder, run_id, list(contents))

@@ -10,6 +10,7 @@ writes, so the table and the JSON never disagree.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -35,7 +36,7 @@ from .strategies.base import Strategy, StrategyBase
 if TYPE_CHECKING:
     from .result import PackResult
 
-__all__ = ["DECISION_WORDS", "explain_rows", "explain_table"]
+__all__ = ["DECISION_WORDS", "explain_rows", "explain_table", "visible"]
 
 # The outcome (a candidate's first reason) in a word, for the decision column.
 DECISION_WORDS: Final = {
@@ -55,6 +56,21 @@ DECISION_WORDS: Final = {
 assert set(DECISION_WORDS) == set(OUTCOMES), "every outcome needs a word"
 
 TEXT_WIDTH: Final = 48  # characters of an item's text shown
+# C0 controls but tab, DEL and C1 controls: a terminal acts on them (ESC starts a
+# sequence that can clear the screen, move the cursor or hide a link behind text; CR
+# rewrites the line; a C1 CSI is ESC [ on some terminals), so text a user wrote
+# shows them as escapes instead.
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_SHORT: Final = {"\n": "\\n", "\r": "\\r"}
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but tab written as an escape a
+    reader sees: ``\\x1b``, ``\\n``, ``\\r``, ``\\x7f``, ``\\x9b``. Everything
+    ``packproof explain`` and ``packproof pack --explain`` print goes through it,
+    and so does the Markdown of the reports (``evals/report/md.py``). It leaves
+    backslashes alone, so it is idempotent: applying it twice changes nothing."""
+    return _CONTROL.sub(lambda m: _SHORT.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
 def _number(value: float | None) -> str:
@@ -64,8 +80,10 @@ def _number(value: float | None) -> str:
 
 def _clean(text: str, width: int) -> str:
     """One line of at most ``width`` characters: whitespace runs as one space,
-    other control characters as ``·`` (a table must not move the terminal)."""
-    flat = " ".join(text[: width * 4].split())
+    control characters as escapes (:func:`visible`), and the other characters a
+    terminal does not print (zero-width and format characters) as ``·``, so that
+    every cell takes the columns it is counted for."""
+    flat = visible(" ".join(text[: width * 4].split()))
     flat = "".join(c if c.isprintable() else "·" for c in flat)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
@@ -176,4 +194,4 @@ def explain_table(
             f"... and {hidden} more dropped candidate{'s' * (hidden != 1)} "
             f"(shown: the top {limit} and every kept item)"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(visible, lines)) + "\n"

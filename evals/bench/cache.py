@@ -21,24 +21,29 @@ steps per second on one core, each the best of its repeats after a full
 pauses it:
 
 - ``price``: :func:`~packproof.evals.metrics.cache.model.price_prompts` over each chain
-  and over the whole trace: the pricing alone, as ``simulate`` runs it once the
-  trace is read. Reading (``read_trace``) parses and checks the JSON and makes
-  each chain's steps :class:`~packproof.evals.metrics.cache.model.Prompts` (ids numbered,
-  tokens summed), the only per-segment work.
+  and over the whole trace: the pricing alone, each chain encoded beforehand as
+  :class:`~packproof.evals.metrics.cache.model.Prompts` (ids numbered, tokens
+  summed: the only per-segment work, which ``simulate`` does as it reads).
   A full collection walks the heap, so each repeat, like pricing right after
   reading, finds little of the trace in the CPU caches. ``(warm)`` prices the
   whole trace again back to back with no collection between, the data cached:
   the gap is memory latency, not Python work.
-- ``read``: ``read_trace`` of the trace file (the same for every profile), and
-  ``read+price``: steps over the read and pricing seconds together.
-- ``simulate``: ``read_trace`` and every output line of ``simulate``, the whole
-  command but the write to stdout.
+- ``read``: ``read_steps`` over the trace file, parsing and checking each line
+  (the same for every profile), and ``read+price``: steps over the read and
+  pricing seconds together.
+- ``simulate``: every output line of ``simulate`` (reading, encoding, pricing a
+  batch at a time, totals), the whole command but the write to stdout.
 - ``encode``: ``Prompts.of`` over each chain's ``Step`` values,
   what :func:`~packproof.evals.metrics.cache.model.price_chain` adds to ``price``.
+- ``memory``: ``packproof cache simulate`` run in a subprocess on a long trace
+  (``--memory-steps``, 1,000,000 steps in ``--memory-chains`` interleaved chains,
+  written to a temporary file from the seed): its seconds and peak resident
+  memory (:mod:`~packproof.evals.bench.streaming`), against a target of 500 MB.
 
-The target (from the issue), pricing at least 1M steps/s, is judged per profile
-on the whole trace and reported, never asserted: the exit code is 0 whatever it
-says, and 2 only for bad arguments. No date is written.
+The targets (from the issues), pricing at least 1M steps/s, judged per profile
+on the whole trace, and the memory under 500 MB, are reported, never asserted:
+the exit code is 0 whatever they say, and 2 only for bad arguments. No date is
+written.
 """
 
 from __future__ import annotations
@@ -56,7 +61,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from packproof.evals.bench.common import EXIT_OK, machine, positive, timed
-from packproof.evals.metrics.cache.files import Trace, load_profiles, read_trace, simulate
+from packproof.evals.bench.streaming import describe_memory, measure_memory, memory_target
+from packproof.evals.metrics.cache.files import load_profiles, read_steps, simulate
 from packproof.evals.metrics.cache.model import Profile, Prompts, Step, price_prompts
 from packproof.packer.files import write_atomic
 from packproof.packer.jsonio import dumps
@@ -211,21 +217,24 @@ def _rate(steps: int, seconds: float) -> dict[str, Any]:
 
 
 def _measure_profile(
-    name: str, prof: Profile, path: str, trace: Trace, read_seconds: float, config: Config
+    name: str,
+    prof: Profile,
+    path: str,
+    encoded: dict[str, Prompts],
+    read_seconds: float,
+    config: Config,
 ) -> dict[str, Any]:
     chains: dict[str, Any] = {}
-    for chain, prompts in trace.chains.items():
+    for chain, prompts in encoded.items():
         seconds = _best(partial(price_prompts, prompts, prof), config.repeats)
         chains[chain] = _rate(len(prompts.codes), seconds)
-    steps = len(trace.records)
+    steps = sum(len(p.codes) for p in encoded.values())
 
     def price_all() -> object:
-        return [price_prompts(p, prof) for p in trace.chains.values()]
+        return [price_prompts(p, prof) for p in encoded.values()]
 
     whole = _best(price_all, config.repeats)
-    simulated = _best(
-        lambda: sum(1 for _ in simulate(read_trace(path), name, prof)), config.read_repeats
-    )
+    simulated = _best(lambda: sum(1 for _ in simulate(path, name, prof)), config.read_repeats)
     return {
         "chains": chains,
         "trace": _rate(steps, whole),
@@ -242,24 +251,32 @@ class Config:
     repeats: int
     read_repeats: int
     out: Path
+    memory_steps: int = 1_000_000  # 0: no memory measurement
+    memory_chains: int = 100
 
 
 def run(config: Config) -> dict[str, Any]:
     """The whole benchmark; returns the report written to ``config.out``."""
     chains = build_chains(config.seed, config.steps)
     profiles = load_profiles()
+    encoded = {name: Prompts.of(steps) for name, steps in chains.items()}
+    steps = sum(len(s) for s in chains.values())
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "trace.jsonl")
         Path(path).write_text(trace_text(chains), "utf-8")
-        trace = read_trace(path)
-        steps = len(trace.records)
         log(f"{steps} steps in {len(chains)} chains; reading")
-        read_seconds = _best(lambda: read_trace(path), config.read_repeats)
+        read_seconds = _best(lambda: sum(1 for _ in read_steps(path)), config.read_repeats)
         encode_seconds = _best(lambda: [Prompts.of(c) for c in chains.values()], config.repeats)
         measured = {}
         for name, prof in profiles.items():
             log(f"pricing under {name}")
-            measured[name] = _measure_profile(name, prof, path, trace, read_seconds, config)
+            measured[name] = _measure_profile(name, prof, path, encoded, read_seconds, config)
+        memory = None
+        if config.memory_steps:
+            log(f"cache simulate on {config.memory_steps} steps: peak memory")
+            memory = measure_memory(
+                config.memory_steps, config.memory_chains, config.seed, Path(tmp)
+            )
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "config": {
@@ -277,22 +294,28 @@ def run(config: Config) -> dict[str, Any]:
             "long_gap_share": LONG_GAP_SHARE,
             "repeats": config.repeats,
             "read_repeats": config.read_repeats,
+            "memory_steps": config.memory_steps,
+            "memory_chains": config.memory_chains,
             "statistic": "seconds; best of repeats; one core; cyclic collector paused",
         },
         "machine": machine(),
         "read": _rate(steps, read_seconds),
         "encode": _rate(steps, encode_seconds),
         "profiles": measured,
+        "memory": memory,
     }
     report["targets"] = [
         {
             "target": f"{name}: pricing >= {TARGET_STEPS_PER_SECOND:,} steps/s on one core "
             "(whole trace, reading not counted)",
             "measured": figures["trace"]["steps_per_second"],
+            "unit": "steps/s",
             "met": figures["trace"]["steps_per_second"] >= TARGET_STEPS_PER_SECOND,
         }
         for name, figures in measured.items()
     ]
+    if memory is not None:
+        report["targets"].append(memory_target(memory))
     return report
 
 
@@ -323,10 +346,12 @@ def format_report(report: dict[str, Any]) -> str:
             f"  {name:<16}{row}{_k(f['trace']):>9}{_k(f['trace_warm']):>9}"
             f"{_k(f['read_price']):>12}{_k(f['simulate']):>10}"
         )
+    if report.get("memory"):
+        lines.append(describe_memory(report["memory"]))
     lines.append("targets")
     for t in report["targets"]:
         verdict = "met" if t["met"] else "NOT MET"
-        lines.append(f"  [{verdict:>7}] {t['target']}: {t['measured']:,.0f} steps/s")
+        lines.append(f"  [{verdict:>7}] {t['target']}: {t['measured']:,.0f} {t['unit']}")
     return "\n".join(lines)
 
 
@@ -341,13 +366,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--read-repeats", type=positive, default=3, help="reading and simulate runs (best)"
     )
+    parser.add_argument(
+        "--memory-steps",
+        type=int,
+        default=1_000_000,
+        help="steps of the trace whose peak memory is measured (0: none; default 1,000,000)",
+    )
+    parser.add_argument(
+        "--memory-chains", type=positive, default=100, help="its chains (default 100)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report JSON path")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    config = Config(args.seed, args.steps, args.repeats, args.read_repeats, args.out)
+    if args.memory_steps < 0:
+        build_parser().error(f"--memory-steps: expected 0 or more, found {args.memory_steps}")
+    config = Config(
+        args.seed,
+        args.steps,
+        args.repeats,
+        args.read_repeats,
+        args.out,
+        args.memory_steps,
+        args.memory_chains,
+    )
     report = run(config)
     print(format_report(report))
     # Canonical JSON (sorted keys, fixed float digits) and no date: runs diff cleanly.

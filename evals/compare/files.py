@@ -1,10 +1,11 @@
 """The files ``packproof compare`` writes, each rendered from one
 :class:`~packproof.evals.compare.model.Comparison` by a renderer keyed by file name, and
-written only once every one of them has rendered."""
+written only once every one of them has rendered, all or none, never over a
+file either run holds."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -12,12 +13,12 @@ from packproof.evals.compare.markdown import markdown
 from packproof.evals.compare.plot import compare_png
 from packproof.evals.compare.text import to_json
 from packproof.evals.run.folder import safe_component
-from packproof.packer.files import check_target, write_atomic
+from packproof.packer.files import Inputs, check_targets, write_files
 
 if TYPE_CHECKING:
     from packproof.evals.compare.model import Comparison
 
-__all__ = ["RENDERERS", "default_folder", "write_comparison"]
+__all__ = ["RENDERERS", "comparison_files", "default_folder", "write_comparison"]
 
 RENDERERS: Final[dict[str, Callable[[Comparison], str | bytes]]] = {
     "compare.md": markdown,
@@ -37,14 +38,15 @@ def default_folder(cmp: Comparison, root: Path = Path("reports/compare")) -> Pat
     return root / safe_component(name)
 
 
-def write_comparison(cmp: Comparison, out: Path, inputs: Iterable[Path] = ()) -> list[Path]:
-    """Render every file, then write each atomically into ``out`` (never over
-    one of ``inputs``); the paths written, in :data:`RENDERERS` order."""
-    targets = {out / name: render for name, render in RENDERERS.items()}
-    sources = list(inputs)
-    for path in targets:  # refused before any work
-        check_target(path, sources)
-    rendered = {path: render(cmp) for path, render in targets.items()}
-    for path, content in rendered.items():
-        write_atomic(path, content, inputs=sources)
-    return list(rendered)
+def comparison_files(out: Path) -> list[Path]:
+    """The files :func:`write_comparison` writes into ``out``."""
+    return [out / name for name in RENDERERS]
+
+
+def write_comparison(cmp: Comparison, out: Path, inputs: Inputs = ()) -> list[Path]:
+    """Render every file, then write them into ``out``, all or none, never over
+    one of ``inputs`` (:func:`~packproof.packer.files.write_files`); the paths
+    written, in :data:`RENDERERS` order."""
+    targets = dict(zip(comparison_files(out), RENDERERS.values(), strict=True))
+    check_targets(targets, inputs)  # before the rendering, the plot's time among it
+    return write_files({path: render(cmp) for path, render in targets.items()}, inputs=inputs)

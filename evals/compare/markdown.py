@@ -1,5 +1,7 @@
 """compare.md: a :class:`~packproof.evals.compare.model.Comparison` in Markdown, with
-the verdict, rows and flip lines of text.py (labels in backticks)."""
+the verdict, rows and flip lines of text.py. What came from the runs goes through
+md.py: labels, scenarios, run ids and paths as code spans, the rest as literal
+text (two runs a contributor made can hold any string)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from packproof.evals.compare.text import (
     scenario_lines,
     verdict,
 )
+from packproof.evals.report import md
 from packproof.evals.report.text import metric_name, plural
 
 if TYPE_CHECKING:
@@ -24,14 +27,14 @@ if TYPE_CHECKING:
 __all__ = ["markdown"]
 
 
-def code(text: str) -> str:
-    return f"`{text}`"
+def _cell(value: str) -> str:
+    return md.code(value, cell=True)
 
 
 def _md_table(rows: Sequence[Change]) -> list[str]:
     head = ["label", "budget", "A", "B", "B − A [interval]", "p", "cells", "scenarios", ""]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(row(c, code)) + " |" for c in rows]
+    lines += ["| " + " | ".join(row(c, _cell, md.text)) + " |" for c in rows]
     return lines
 
 
@@ -42,19 +45,21 @@ def _provenance(cmp: Comparison) -> list[str]:
         lines.append(f"| {name} | {a} | {b} |")
 
     a, b = cmp.a, cmp.b
-    add("run", f"`{a.run_id}`", f"`{b.run_id}`")
-    add("read from", f"`{a.path}`", f"`{b.path}`")
+    add("run", _cell(a.run_id), _cell(b.run_id))
+    add("read from", _cell(a.path), _cell(b.path))
     config = [
-        f"`{s.config.get('file', '?')}` (sha256 {s.config.get('sha256', '')[:12]})" for s in (a, b)
+        f"{_cell(str(s.config.get('file', '?')))} "
+        f"(sha256 {md.text(str(s.config.get('sha256', ''))[:12])})"
+        for s in (a, b)
     ]
     add("config", *config)
-    add("git commit", *[f"`{s.git_commit[:12]}`" if s.git_commit else "–" for s in (a, b)])
-    add("strategies", ", ".join(map(code, a.labels)), ", ".join(map(code, b.labels)))
+    add("git commit", *[_cell(s.git_commit[:12]) if s.git_commit else "–" for s in (a, b)])
+    add("strategies", ", ".join(map(_cell, a.labels)), ", ".join(map(_cell, b.labels)))
     changed = set(cmp.changed_suites)
 
     def suites(side: Side, other: Side) -> str:
         return ", ".join(
-            code(n)
+            _cell(n)
             + (" (changed)" if n in changed else "" if n in other.suites else " (only here)")
             for n in sorted(side.suites)
         )
@@ -72,17 +77,17 @@ def markdown(cmp: Comparison) -> str:
     """compare.md: the verdict first, then a table per metric (the main metric
     in full, the others without the groups whose paired cells are all equal;
     one line where every group's are), the flipped scenarios, then provenance."""
-    title = f"# Compare: `{cmp.a.run_id}` → `{cmp.b.run_id}`"
+    title = f"# Compare: {md.code(cmp.a.run_id)} → {md.code(cmp.b.run_id)}"
     if cmp.same_run:
         title += f" ({SAME_RUN[cmp.same_run]} on both sides)"
-    lines = [title, "", verdict(cmp, code), ""]
+    lines = [title, "", verdict(cmp, md.code, md.text), ""]
     lines += [legend(cmp), ""]
     for metric in cmp.metrics:
         here = [c for c in cmp.changes if c.metric == metric]
         rows = [c for c in here if c.verdict != "same"]
         if metric == cmp.main and rows:  # the main metric in full, unless all equal
             rows = here
-        lines.append(f"## {metric_name(metric)}{arrow(here[0].better if here else 0)}")
+        lines.append(f"## {md.text(metric_name(metric))}{arrow(here[0].better if here else 0)}")
         lines.append("")
         same = len(here) - len(rows)
         if rows:
@@ -103,10 +108,10 @@ def markdown(cmp: Comparison) -> str:
         "",
     ]
     if cmp.flips:
-        lines += [*(f"- {line}" for line in flip_lines(cmp.flips, code, 200)), ""]
+        lines += [*(f"- {line}" for line in flip_lines(cmp.flips, md.code, 200, md.text)), ""]
     lines += [f"## Scenarios: {scenario_heading(cmp)}", ""]
     if cmp.shared.differ:
-        lines += [*(f"- {line}" for line in scenario_lines(cmp, code, 200)), ""]
+        lines += [*(f"- {line}" for line in scenario_lines(cmp, md.code, 200)), ""]
     lines += [
         "A run has a scenario when it has a cell of it; the runs are compared on the cells "
         "both have. A scenario changed when both runs record its sha256 and they differ.",

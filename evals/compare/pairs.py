@@ -7,6 +7,12 @@ every metric a column. Two runs' cells pair by what a cell is, not by how a spec
 was spelled: (suite, scenario, turn, strategy label, budget). So, like the gate's
 groups, a changed default parameter does not unpair a strategy's cells.
 
+Both files are read strictly, before any work: the summary against
+``eval-summary.v1.json`` (which bounds the resamples, confidence and seed a
+paired test uses) with each strategy listed once, and every field of the cells
+file as an eval writes it, so that a cell written twice is refused rather than
+counted twice (:func:`load_cells`).
+
 The test of a paired difference respects how cells cluster: the turns of one
 scenario are not independent, so :func:`paired_test` uses
 :func:`~packproof.evals.report.stats.cluster_paired` (a cluster-bootstrap interval
@@ -15,13 +21,14 @@ and a sign-flip permutation test over scenarios).
 
 from __future__ import annotations
 
+import csv
+import gzip
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from packproof.packer.errors import InputError
-from packproof.packer.jsonio import loads
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,22 +63,16 @@ def _summary_path(path: Path) -> Path:
 
 def load_cells(path: Path, role: str = "run") -> Cells:
     """The cells of the run at ``path`` (a run folder, ``reports/<name>/latest``,
-    or a ``summary.json``); ``role`` names it in errors. Refused with one line
-    when the summary or the cells file is missing or unreadable."""
-    import pandas as pd
+    or a ``summary.json``); ``role`` names it in errors. Refused with one line,
+    before any work, when the summary is missing, unreadable or not an eval
+    summary (``eval-summary.v1.json``, which bounds the bootstrap settings a
+    paired test uses), or the cells file is missing or not what an eval writes
+    (:func:`_read_cells`)."""
+    from packproof.evals.gate.inputs import load_summary
 
     summary_path = _summary_path(path)
     folder = summary_path.parent
-    try:
-        summary = loads(summary_path.read_bytes(), source=str(summary_path))
-    except OSError as exc:
-        raise InputError(
-            "", f"cannot read the {role}'s summary: {exc.strerror}", source=str(summary_path)
-        ) from None
-    if not isinstance(summary, dict) or "strategies" not in summary or "manifest" not in summary:
-        raise InputError(
-            "", f"the {role}'s summary is not an eval summary", source=str(summary_path)
-        )
+    summary = load_summary(summary_path, role)
     found = next((folder / n for n in CELLS_FILES if (folder / n).exists()), None)
     if found is None:
         raise InputError(
@@ -81,40 +82,106 @@ def load_cells(path: Path, role: str = "run") -> Cells:
             found="neither",
             source=str(folder),
         )
+    labels: dict[str, str] = {}
+    for i, strategy in enumerate(summary["strategies"]):  # cells pair by label: one each
+        spec, label = strategy["spec"], strategy["label"]
+        if spec in labels or label in labels.values():
+            raise InputError(
+                f"/strategies/{i}",
+                f"the {role} summary lists a strategy twice",
+                expected="each spec and label once",
+                found=label,
+                source=str(summary_path),
+            )
+        labels[spec] = label
+    return Cells(summary, _read_cells(found, role, labels), folder)
+
+
+def _rows(found: Path, role: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """The header, the rows and each row's line of a cells file, read as text
+    (csv, not pandas: a row's fields are counted, and a value that is no
+    number is seen, not made NaN)."""
+    opener: Any = gzip.open if found.suffix == ".gz" else open
     try:
-        # low_memory=False: read in one chunk, so a metric column empty in the
-        # first rows is not typed per chunk (a DtypeWarning on stderr)
-        table = pd.read_csv(
-            found,
-            dtype={c: "string" for c in _TEXT},
-            keep_default_na=False,
-            low_memory=False,
-        )
-    except (OSError, ValueError, EOFError) as exc:
+        with opener(found, "rt", encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader, [])
+            rows, lines = [], []
+            for row in reader:
+                if len(row) != len(header):
+                    raise InputError(
+                        f"line {reader.line_num}",
+                        "a row of another width than the header",
+                        expected=f"{len(header)} fields",
+                        found=len(row),
+                        source=str(found),
+                    )
+                rows.append(row)
+                lines.append(reader.line_num)
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError("", f"cannot read the {role}'s cells: {exc}", source=str(found)) from None
-    missing = [c for c in ("key", "suite", "scenario", "turn", "spec", "budget") if c not in table]
+    missing = [c for c in ("key", "status", *CELL[:3], "spec", "budget") if c not in header]
     if missing:
         raise InputError("", f"not a metrics.csv: no column {missing[0]!r}", source=str(found))
+    twice = [c for c in header if header.count(c) > 1]
+    if twice:
+        raise InputError("line 1", f"column {twice[0]!r} named twice", source=str(found))
+    return header, rows, lines
+
+
+def _read_cells(found: Path, role: str, labels: Mapping[str, str]) -> pd.DataFrame:
+    """A run's cells from its ``metrics.csv`` (or gzip copy), every field checked
+    as an eval writes it, each refusal naming the line and the column: every row
+    as wide as the header, the key columns present; ``turn`` a whole number;
+    every metric empty or a finite number; each spec one the summary lists; each
+    cell (:data:`CELL`) once."""
+    import numpy as np
+    import pandas as pd
+
+    header, rows, lines = _rows(found, role)
+    table = pd.DataFrame(rows, columns=header, dtype=object)  # indexed by row: lines[i]
+
+    def refuse(rows: pd.Series, column: str, message: str, expected: str) -> None:
+        first = int(rows.index[rows.to_numpy(dtype=bool)][0])
+        raise InputError(
+            f"line {lines[first]} /{column}",
+            message,
+            expected=expected,
+            found=table.at[first, column],
+            source=str(found),
+        )
+
     table = table[~table["key"].str.startswith("replay|")].copy()  # replay group rows
     for column in _TEXT:
         if column in table:  # undo metrics.csv's spreadsheet quoting
             quoted = table[column].str.match(r"^'[=+\-@\t\r]")
             table.loc[quoted, column] = table.loc[quoted, column].str.slice(1)
-    labels = {s["spec"]: s["label"] for s in summary["strategies"]}
-    unknown = sorted(set(table["spec"]) - labels.keys())
-    if unknown:
-        raise InputError(
-            "",
-            f"cells of a strategy the summary does not list: {unknown[0]}",
-            source=str(found),
-        )
-    table["label"] = table["spec"].map(labels).astype("string")
-    table["cluster"] = (table["suite"] + "/" + table["scenario"]).astype("string")
+    known = table["spec"].isin(list(labels))
+    if not known.all():
+        refuse(~known, "spec", "cells of a strategy the summary does not list", "a listed spec")
+    whole = table["turn"].str.fullmatch(r"\d{1,9}")
+    if not whole.all():
+        refuse(~whole, "turn", "not a turn number", "an integer >= 0")
     table["turn"] = table["turn"].astype("int64")
-    for column in table.columns:  # metric columns: numbers, NaN where undefined
-        if column not in (*_TEXT, "label", "cluster", "turn"):
-            table[column] = pd.to_numeric(table[column].replace("", None), errors="coerce")
-    return Cells(summary, table.reset_index(drop=True), folder)
+    for column in [c for c in header if c not in (*_TEXT, "turn")]:
+        text = table[column]
+        values = pd.to_numeric(text.where(text != "", None), errors="coerce")
+        bad = (text != "") & ~np.isfinite(values.to_numpy(dtype="float64", na_value=np.nan))
+        if bad.any():
+            refuse(bad, column, "not a finite number", "a number, or empty where undefined")
+        table[column] = values.astype("float64")  # numbers, NaN where undefined
+    table["label"] = table["spec"].map(labels)
+    again = table.duplicated(list(CELL), keep="first")
+    if again.any():
+        repeated = table.loc[table.index[again.to_numpy()][0], list(CELL)]
+        same = (table[list(CELL)] == repeated).all(axis=1).to_numpy()
+        line = lines[int(table.index[same][0])]
+        refuse(again, "key", f"a cell recorded twice (first on line {line})", "each cell once")
+    for column in [*_TEXT, "label"]:
+        if column in table:
+            table[column] = table[column].astype("string")
+    table["cluster"] = (table["suite"] + "/" + table["scenario"]).astype("string")
+    return table.reset_index(drop=True)
 
 
 def pair_cells(a: Cells, b: Cells, metric: str) -> pd.DataFrame:

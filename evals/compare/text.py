@@ -3,7 +3,9 @@ the terminal table ``packproof compare`` prints and compare.json (compare.md is
 markdown.py, from the same pieces).
 
 Every renderer reads the same comparison; the verdict paragraph is written
-once (:func:`verdict`) with a ``code`` function per format, like text.py.
+once (:func:`verdict`) with a ``code`` function per format, like text.py, and a
+``text`` function for the rest of what came from the runs (budgets, metric
+names, failure messages, notes): plain here, escaped for Markdown.
 """
 
 from __future__ import annotations
@@ -81,10 +83,10 @@ def _signed(stat: Mapping[str, Any]) -> str:
     return f"{stat['mean']:+.3f} [{stat['low']:+.3f}, {stat['high']:+.3f}]"
 
 
-def row(c: Change, code: Callable[[str], str]) -> list[str]:
+def row(c: Change, code: Callable[[str], str], text: Callable[[str], str] = _plain) -> list[str]:
     return [
         code(c.label),
-        budget_name(c.budget),
+        text(budget_name(c.budget)),
         f"{c.mean_a:.3f}",
         f"{c.mean_b:.3f}",
         _signed(c.stat),
@@ -95,8 +97,10 @@ def row(c: Change, code: Callable[[str], str]) -> list[str]:
     ]
 
 
-def _groups_text(changes: Sequence[Change], code: Callable[[str], str]) -> str:
-    named = [f"{code(c.label)} {_at(c.budget)} ({c.stat['mean']:+.3f})" for c in changes]
+def _groups_text(
+    changes: Sequence[Change], code: Callable[[str], str], text: Callable[[str], str]
+) -> str:
+    named = [f"{code(c.label)} {text(_at(c.budget))} ({c.stat['mean']:+.3f})" for c in changes]
     if len(named) > _LISTED:
         named = [*named[:_LISTED], f"{len(changes) - _LISTED} more"]
     return ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1]
@@ -120,8 +124,13 @@ def _interval_only(c: Change) -> bool:
     return c.excludes_zero and c.verdict == "unclear"
 
 
-def _main_sentence(cmp: Comparison, main: Sequence[Change], code: Callable[[str], str]) -> str:
-    name = metric_name(cmp.main)
+def _main_sentence(
+    cmp: Comparison,
+    main: Sequence[Change],
+    code: Callable[[str], str],
+    text: Callable[[str], str],
+) -> str:
+    name = text(metric_name(cmp.main))
     if not main:
         return f"No cell pairs on {name}."
     if all(c.verdict == "same" for c in main):
@@ -130,13 +139,13 @@ def _main_sentence(cmp: Comparison, main: Sequence[Change], code: Callable[[str]
     for way in ("better", "worse", "changed"):
         hits = [c for c in main if c.verdict == way]
         if hits:
-            parts.append(f"significantly {way} for {_groups_text(_by_size(hits), code)}")
+            parts.append(f"significantly {way} for {_groups_text(_by_size(hits), code, text)}")
     for way in ("better", "worse", "changed"):
         hits = [c for c in main if _interval_only(c) and _way(c) == way]
         if hits:
             parts.append(
                 f"{way} by its interval alone (p > {cmp.alpha:g}) for "
-                f"{_groups_text(_by_size(hits), code)}"
+                f"{_groups_text(_by_size(hits), code, text)}"
             )
     rest = sum(c.verdict in ("unclear", "same") and not _interval_only(c) for c in main)
     if not parts:
@@ -149,7 +158,7 @@ def _main_sentence(cmp: Comparison, main: Sequence[Change], code: Callable[[str]
     return f"On {name}, B is {'; '.join(parts)}{tail}."
 
 
-def _other_sentence(cmp: Comparison) -> str | None:
+def _other_sentence(cmp: Comparison, text: Callable[[str], str]) -> str | None:
     if len(cmp.metrics) < 2:
         return None
     said = []
@@ -165,7 +174,7 @@ def _other_sentence(cmp: Comparison) -> str | None:
             if (n := sum(_interval_only(c) and _way(c) == way for c in here))
         ]
         if counts:
-            said.append(f"{metric_name(metric)} {', '.join(counts)}")
+            said.append(f"{text(metric_name(metric))} {', '.join(counts)}")
     if said:
         return f"Other metrics: {'; '.join(said)}."
     others = [c for c in cmp.changes if c.metric != cmp.main]
@@ -174,13 +183,15 @@ def _other_sentence(cmp: Comparison) -> str | None:
     return "No other metric changed significantly."
 
 
-def verdict(cmp: Comparison, code: Callable[[str], str] = _plain) -> str:
+def verdict(
+    cmp: Comparison, code: Callable[[str], str] = _plain, text: Callable[[str], str] = _plain
+) -> str:
     """The answer in one paragraph: which groups got significantly better or
     worse on the main metric, the other metrics in brief, the flips, then what
     was not compared and the notes."""
     main = [c for c in cmp.changes if c.metric == cmp.main]
-    said = [_main_sentence(cmp, main, code)]
-    other = _other_sentence(cmp)
+    said = [_main_sentence(cmp, main, code, text)]
+    other = _other_sentence(cmp, text)
     if other:
         said.append(other)
     n = cmp.scenarios
@@ -203,7 +214,7 @@ def verdict(cmp: Comparison, code: Callable[[str], str] = _plain) -> str:
             + "."
         )
     floor = _floor(cmp.changes, cmp.alpha)
-    return " ".join([*said, *([floor] if floor else []), *cmp.notes])
+    return " ".join([*said, *([floor] if floor else []), *map(text, cmp.notes)])
 
 
 def _floor(changes: Sequence[Change], alpha: float) -> str | None:
@@ -279,15 +290,20 @@ def scenario_lines(cmp: Comparison, code: Callable[[str], str], limit: int) -> l
     return lines
 
 
-def flip_lines(flips: Sequence[Flip], code: Callable[[str], str], limit: int) -> list[str]:
+def flip_lines(
+    flips: Sequence[Flip],
+    code: Callable[[str], str],
+    limit: int,
+    text: Callable[[str], str] = _plain,
+) -> list[str]:
     lines = []
     for f in flips[:limit]:
-        why = f"; {f.failures[0]}" if f.failures else ""
+        why = f"; {text(f.failures[0])}" if f.failures else ""
         more = f" (+{len(f.failures) - 1} more cells)" if len(f.failures) > 1 else ""
         changed = " (changed between the runs)" if f.changed else ""
         lines.append(
             f"{f.before} → {f.after}: {code(f.scenario)}{changed}, {code(f.label)} "
-            f"{_at(f.budget)}{why}{more}"
+            f"{text(_at(f.budget))}{why}{more}"
         )
     if len(flips) > limit:
         lines.append(f"... and {len(flips) - limit} more (compare.json lists all)")

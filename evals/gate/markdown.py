@@ -4,7 +4,9 @@ cells by status and class with their scenarios (new failures first), the verdict
 in words and the notes, a table of the problems (failed rules, regressed,
 missing and not significant metrics, strategies by label), the failing
 expectations, the fixed cells and stale known failures, the header, and every
-check in a collapsed ``<details>``.
+check in a collapsed ``<details>``. A pull-request comment is built from the
+contributor's own scenarios and summaries: every label, scenario, reason and note
+goes through md.py (a code span or literal text), never in as Markdown.
 
 ``--markdown FILE`` replaces FILE atomically; ``$GITHUB_STEP_SUMMARY`` is
 appended to, as GitHub documents for job summaries ("Adding a job summary":
@@ -13,9 +15,6 @@ each step appends its Markdown to the file the variable names).
 
 from __future__ import annotations
 
-import html
-import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -31,8 +30,8 @@ from packproof.evals.gate.text import (
     stale_line,
     verdict_line,
 )
-from packproof.packer.errors import InputError
-from packproof.packer.files import check_target
+from packproof.evals.report import md
+from packproof.packer.files import Inputs, append_file
 
 __all__ = ["MAX_CHARS", "append_step_summary", "render_markdown"]
 
@@ -45,18 +44,14 @@ _CELL_HEAD = ("", "class", "strategy", "budget", "scenario", "turns", "failed", 
 
 
 def _text(value: str) -> str:
-    """Free text in Markdown: no HTML, no table-ending pipe, one line."""
-    return html.escape(" ".join(value.split()), quote=False).replace("|", "\\|")
+    """Free text (a reason, a note, a line of the text output naming labels and
+    scenarios): literal, on one line (md.py)."""
+    return md.text(value)
 
 
 def _code(value: str, in_table: bool = True) -> str:
-    """A label or key as inline code, whatever backticks it holds (and, in a
-    table, pipes: GitHub ends a cell at any unescaped one, even in code)."""
-    longest = max((len(run) for run in re.findall("`+", value)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if longest else ""
-    code = f"{fence}{pad}{' '.join(value.split())}{pad}{fence}"
-    return code.replace("|", "\\|") if in_table else code
+    """A label, scenario or key as a code span (md.py), in a table cell by default."""
+    return md.code(value, cell=in_table)
 
 
 def _row(cells: Iterable[str]) -> str:
@@ -157,23 +152,8 @@ def _details(result: GateResult, room: int) -> list[str]:
     return [summary, "", *rows[:shown], *end]
 
 
-def append_step_summary(path: Path, text: str) -> None:
+def append_step_summary(path: Path, text: str, *, inputs: Inputs = ()) -> None:
     """Append ``text`` to a GitHub job summary file in one write (a blank line
-    first when the file already holds another step's summary)."""
-    source = f"GITHUB_STEP_SUMMARY={path}"
-    try:
-        check_target(path)
-    except InputError as exc:
-        raise exc.with_source(source) from None
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            data = (("\n" if os.fstat(fd).st_size else "") + text).encode("utf-8")
-            while data:
-                data = data[os.write(fd, data) :]
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise InputError(
-            "", f"cannot append the job summary: {exc.strerror}", source=source
-        ) from None
+    first when the file already holds another step's summary), never to one of
+    ``inputs`` (the files the gate read); the file is made, not its folder."""
+    append_file(path, text, separator="\n", inputs=inputs, name=f"GITHUB_STEP_SUMMARY={path}")

@@ -1,33 +1,55 @@
 """``packproof gate`` end to end: load and check the inputs, compare, and (with a
 significance level) judge each regression by a paired test over scenarios. When
-the two summaries are one run, the result says so first."""
+the two summaries are one run, the result says so first.
+
+Loading comes apart from judging so that the command can check its outputs
+against every file the gate reads (:meth:`GateInputs.reads`, the default current
+run found from the baseline among them) before the gate runs."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from packproof.evals.gate.checks import GateResult, compare
-from packproof.evals.gate.inputs import default_current, load_gates, load_summary
+from packproof.evals.gate.inputs import Gates, default_current, load_gates, load_summary
 from packproof.evals.gate.significance import judge_regressions, load_run_cells, settings_of
+from packproof.evals.project import run_files
 from packproof.packer.errors import InputError
+from packproof.packer.files import Input
 
-__all__ = ["run_gate"]
+__all__ = ["GateInputs", "gate_inputs", "judge_gate", "run_gate"]
 
 
-def run_gate(
-    baseline: Path,
-    current: Path | None,
-    gates: Path,
-    *,
-    significance: float | None = None,
-) -> GateResult:
-    """Load and check the files, then compare. ``current`` None: the latest run
-    of the baseline's config (:func:`~.inputs.default_current`).
-    ``significance``: the level a regression's paired test must reach to fail
-    (default: the gates file's ``significance.alpha``, else no test)."""
+@dataclass(frozen=True)
+class GateInputs:
+    """The gate's inputs, loaded and checked: the gates file and the two summaries
+    (``current``: the one given, or the baseline config's latest run)."""
+
+    baseline: Path
+    current: Path
+    gates: Path
+    rules: Gates
+    base: Mapping[str, Any]
+    cur: Mapping[str, Any]
+
+    def reads(self) -> list[Input]:
+        """Every file the gate reads, by what it is, so none is written over: the
+        gates file, both summaries and the files beside each (the cells
+        ``--significance`` pairs among them), whether given or found by default."""
+        return [
+            Input(self.gates, "the gates file"),
+            *run_files(self.baseline, "the baseline"),
+            *run_files(self.current, "the current run"),
+        ]
+
+
+def gate_inputs(baseline: Path, current: Path | None, gates: Path) -> GateInputs:
+    """Load and check the gates file and the summaries. ``current`` None: the
+    latest run of the baseline's config (:func:`~.inputs.default_current`)."""
     rules = load_gates(gates)
     base = load_summary(baseline, "baseline")
     current = default_current(base) if current is None else current
@@ -40,8 +62,28 @@ def run_gate(
             found=cur["manifest"]["name"],
             source=str(current),
         )
-    alpha = rules.alpha if significance is None else significance
-    rules = dataclasses.replace(rules, alpha=alpha)
+    return GateInputs(baseline, current, gates, rules, base, cur)
+
+
+def run_gate(
+    baseline: Path,
+    current: Path | None,
+    gates: Path,
+    *,
+    significance: float | None = None,
+) -> GateResult:
+    """Load and check the files (:func:`gate_inputs`), then compare
+    (:func:`judge_gate`)."""
+    return judge_gate(gate_inputs(baseline, current, gates), significance=significance)
+
+
+def judge_gate(inputs: GateInputs, *, significance: float | None = None) -> GateResult:
+    """Compare the loaded inputs. ``significance``: the level a regression's
+    paired test must reach to fail (default: the gates file's
+    ``significance.alpha``, else no test)."""
+    baseline, current, base, cur = inputs.baseline, inputs.current, inputs.base, inputs.cur
+    alpha = inputs.rules.alpha if significance is None else significance
+    rules = dataclasses.replace(inputs.rules, alpha=alpha)
     result = compare(base, cur, rules, (str(baseline), str(current)))
     confidence = None
     checks = result.checks

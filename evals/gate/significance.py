@@ -16,7 +16,9 @@ cells file has none), no cell of the group in both runs, or too few scenarios
 for any p to reach alpha (with k scenarios an exact sign-flip test cannot go
 below 2 / 2**k, and a random one, with R resamples, below 2 / (R + 1)).
 Resamples, confidence and seed are the current run's, so the verdict is
-deterministic.
+deterministic; ``eval-summary.v1.json`` bounds them (checked when the summary is
+read), and each run's cells are read as strictly as ``packproof compare`` reads
+them (a cell recorded twice, a metric that is no finite number: one line, exit 2).
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ def smallest_p(clusters: int, resamples: int) -> float:
 
 
 def settings_of(current: Mapping[str, Any], alpha: float) -> Settings:
+    """The current run's settings, as its summary (checked against
+    ``eval-summary.v1.json``: resamples in [1, 100,000], a seed >= 0, a
+    confidence in (0, 1)) holds them."""
     manifest = current["manifest"]
     return Settings(
         alpha=alpha,
@@ -66,7 +71,8 @@ def settings_of(current: Mapping[str, Any], alpha: float) -> Settings:
 
 def load_run_cells(summary_path: Path, role: str) -> Cells:
     """A run's cells from ``metrics.csv`` or ``metrics.csv.gz`` beside its
-    summary; refused with one line when neither is there."""
+    summary (:func:`~packproof.evals.compare.pairs.load_cells`: every field
+    checked); refused with one line when neither is there."""
     require("pandas", "eval", "packproof gate --significance")
     from packproof.evals.compare.pairs import CELLS_FILES, load_cells
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["CaseFailed", "ScenarioCase", "Settings", "SuiteFile"]
 
 ALL: Final = "*"  # the expectations every packer is held to
+DEFAULT_TIMEOUT_S: Final = 10.0  # a cmd: packer's seconds per request
 MARKER: Final = "packproof"
 # The frame that calls a MODULE:CALLABLE packer: a traceback is shown from the next one.
 PACKER_CALL: Final = "call_packer"
@@ -85,24 +86,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--packproof-min-recall",
         type=float,
         metavar="X",
-        help="fail a case whose evidence recall (gold ids packed / gold ids) is below X",
+        help="fail a case whose evidence recall (gold ids packed / gold ids) is below X, "
+        "a number in [0, 1]",
     )
     group.addoption(
         "--packproof-timeout",
         type=float,
-        default=10.0,
+        default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
-        help="per-request timeout of a cmd: packer (default 10)",
+        help="per-request timeout of a cmd: packer, in (0, 86400] (default 10)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     opt = config.option
     if not opt.packproof_suite:
-        if opt.packproof_packer or opt.packproof_strategy or opt.packproof_expect != ALL:
+        if (
+            opt.packproof_packer
+            or opt.packproof_strategy
+            or opt.packproof_expect != ALL
+            or opt.packproof_min_recall is not None
+            or opt.packproof_timeout != DEFAULT_TIMEOUT_S
+        ):
             raise pytest.UsageError(
-                "--packproof-packer, --packproof-strategy and --packproof-expect need "
-                "--packproof-suite PATH"
+                "--packproof-packer, --packproof-strategy, --packproof-expect, "
+                "--packproof-min-recall and --packproof-timeout need --packproof-suite PATH"
             )
         return
     config.stash[SETTINGS] = _settings(config)
@@ -112,6 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _settings(config: pytest.Config) -> Settings:
     """The checked options; a bad one is a one-line usage error."""
+    from packproof.evals.run.external import check_timeout
     from packproof.evals.scenarios.compile import load_sources
     from packproof.evals.scenarios.format import load_compiled
     from packproof.packer.errors import InputError
@@ -141,16 +150,24 @@ def _settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(message) from None
     elif expect != ALL:  # a packer held to bm25's expectations is asked for bm25
         fields = {"strategy": build_strategy(expect, {}).spec()}
+    min_recall = opt.packproof_min_recall
+    if min_recall is not None and not 0 <= min_recall <= 1:  # NaN fails this too
+        raise pytest.UsageError(
+            f"--packproof-min-recall {min_recall:g}: expected a number in [0, 1] "
+            "(a share of the gold evidence)"
+        )
+    try:
+        timeout = check_timeout(opt.packproof_timeout, "--packproof-timeout")
+    except InputError as exc:
+        raise pytest.UsageError(str(exc)) from None
     if not opt.packproof_packer:
         raise pytest.UsageError("--packproof-suite needs --packproof-packer MODULE:CALLABLE")
     # The packer's module is imported from the rootdir (and the invocation
     # directory), as pytest imports a conftest.py there.
     added = tuple(d for d in dict.fromkeys([str(config.rootpath), str(here)]) if d not in sys.path)
     sys.path[:0] = added
-    packer = _packer(opt.packproof_packer, opt.packproof_timeout)
-    return Settings(
-        suites, packer, opt.packproof_packer, fields, expect, opt.packproof_min_recall, added
-    )
+    packer = _packer(opt.packproof_packer, timeout)
+    return Settings(suites, packer, opt.packproof_packer, fields, expect, min_recall, added)
 
 
 def _packer(spec: str, timeout: float) -> Packer:
@@ -232,6 +249,9 @@ class SuitePlugin:
                 items.extend(session.genitems(SuiteFile.from_parent(session, path=path)))
 
     def pytest_unconfigure(self) -> None:
+        from packproof.evals.run.external import close_packers
+
+        close_packers()  # a cmd: packer, with whatever it started, ends with the session
         for entry in self.settings.on_path:
             if entry in sys.path:
                 sys.path.remove(entry)

@@ -15,13 +15,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from packproof.evals.metrics.cell import HARD_INVARIANTS, cell_metrics
-from packproof.evals.run.external import judged, traced
+from packproof.evals.run.judge import judged, pack_problem, traced
 from packproof.evals.scenarios.format import Turn, expectation_failures
 from packproof.packer.errors import InputError
 from packproof.packer.model import QUARANTINED
 from packproof.packer.pipeline import PackResult, assemble
 from packproof.packer.request import parse_request, request_to_json
-from packproof.packer.schema import validate
 
 __all__ = ["ALL", "Packer", "Verdict", "judge"]
 
@@ -134,23 +133,14 @@ def _reason_failures(applies: Sequence[Mapping[str, Any]], trace: Mapping[str, A
 
 
 def _invalid(answer: Any, reference: PackResult) -> str | None:
-    """Why ``answer`` is not a pack of this request (None: it is)."""
+    """Why ``answer`` is not a pack of this request (None: it is): the check
+    ``packproof eval`` holds an external pack to."""
     if isinstance(answer, PackResult):
         return "the packer returned a PackResult, not its ContextPack v1 dict (result.to_dict())"
     if not isinstance(answer, Mapping):
         return f"the packer returned {type(answer).__name__}, not a ContextPack v1 dict"
-    errors = validate("pack", answer)
-    if errors:
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        return f"the packer's answer is not a ContextPack v1: {errors[0]}{more}"
-    ids = [it["recordRef"] for it in answer["items"]]
-    unknown = [ref for ref in ids if ref not in reference.items.position]
-    if unknown:
-        return f"the packer's answer packs ids the request does not have: {unknown[:5]}"
-    twice = sorted({ref for ref in ids if ids.count(ref) > 1})
-    if twice:
-        return f"the packer's answer packs ids more than once: {twice[:5]}"
-    return None
+    problem = pack_problem(answer, reference.items.position)
+    return None if problem is None else f"the packer's answer {problem}"
 
 
 def _invariant(name: str, result: PackResult, answer: Mapping[str, Any]) -> str:

@@ -7,13 +7,19 @@ ceiling and the paired differences; the ranking metrics that do not change with
 the budget, once; the prompt-cache economics of replays; evidence recall by
 tag; latency; the failures (every failing scenario marked ✗, then every
 failing cell); and last the provenance (config, suites, canonical specs,
-platform)."""
+platform).
+
+Every value from the data (ids, labels, tags, file names, commands, messages)
+goes through md.py: :func:`~packproof.evals.report.md.code` in a code span, or
+:func:`~packproof.evals.report.md.text`; a scenario file is a contributor's, and
+this file is rendered wherever Markdown is."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from packproof.evals.report import md
 from packproof.evals.report.failures import LISTED, describe
 from packproof.evals.report.frame import tag_column
 from packproof.evals.report.model import PAIRED, ReportContext
@@ -52,9 +58,19 @@ __all__ = ["render_markdown"]
 _fmt = fmt_stat
 
 
-def _text(value: str) -> str:
-    """Free text in a table cell: a pipe would end the cell."""
-    return value.replace("|", "\\|") if value else "–"
+def _text(value: object) -> str:
+    """Free text (a dash for none)."""
+    return md.text(str(value)) if value not in (None, "") else "–"
+
+
+def _code(value: object) -> str:
+    """A value from the data as code, outside a table."""
+    return md.code(str(value))
+
+
+def _cell(value: object) -> str:
+    """A value from the data as code, in a table cell."""
+    return md.code(str(value), cell=True)
 
 
 def _cache_section(replay: Mapping[str, Any]) -> list[str]:
@@ -79,8 +95,9 @@ def _cache_section(replay: Mapping[str, Any]) -> list[str]:
     ]
     for name, p in replay["profiles"].items():
         lines.append(
-            f"| `{name}` | {p['mode']} | {p['read']:g} | {p['write']:g} | {p['min_tokens']} "
-            f"| {p['granularity']} | {p['ttl_s']:g} | {_text(p['source'])} | {_text(p['date'])} |"
+            f"| {_cell(name)} | {_text(p['mode'])} | {p['read']:g} | {p['write']:g} "
+            f"| {p['min_tokens']} | {_text(p['granularity'])} | {p['ttl_s']:g} "
+            f"| {_text(p['source'])} | {_text(p['date'])} |"
         )
     several = len(replay["static_prefix_tokens"]) > 1
     for f in replay["frontiers"]:
@@ -93,16 +110,16 @@ def _cache_section(replay: Mapping[str, Any]) -> list[str]:
         pareto = {p["spec"]: p["pareto"] for p in f["points"]}
         lines += [
             "",
-            f"### {frontier_title(f, several)}",
+            f"### {md.text(frontier_title(f, several))}",
             "",
-            frontier_sentence(f),
+            md.text(frontier_sentence(f)),
             "",
             "| strategy | probe recall | hit rate | relative cost | input cost | prefix breaks "
             "| first break (step) | diverges at (tokens) | Pareto |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| `{g['label']}` | {_fmt(g['probe_recall'])} | {_fmt(g['cache_hit_rate'])} "
+            f"| {_cell(g['label'])} | {_fmt(g['probe_recall'])} | {_fmt(g['cache_hit_rate'])} "
             f"| {_fmt(g['relative_cost'])} | {_fmt(g['input_cost'], 0)} "
             f"| {_fmt(g['prefix_breaks'], 2)} | {_fmt(g['first_break'], 1)} "
             f"| {_fmt(g['divergence_tokens'], 0)} "
@@ -111,12 +128,8 @@ def _cache_section(replay: Mapping[str, Any]) -> list[str]:
         ]
         line = choice_sentence(f)
         if line:
-            lines += ["", line]
+            lines += ["", md.text(line)]
     return [*lines, ""]
-
-
-def _code(label: str) -> str:
-    return f"`{label}`"
 
 
 def _value(column: Column, group: Mapping[str, Any]) -> str:
@@ -139,7 +152,7 @@ def _table(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]]) -> list
         cells = [
             f"**{_value(c, g)}**" if i in best[k] else _value(c, g) for k, c in enumerate(columns)
         ]
-        lines.append(f"| `{g['label']}` | " + " | ".join(cells) + " |")
+        lines.append(f"| {_cell(g['label'])} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -172,8 +185,8 @@ def _paired(summary: Mapping[str, Any], budget: Any, metrics: Sequence[str]) -> 
     for p in rows:
         c = p.get("cluster")
         lines.append(
-            f"| `{p['label']}` | `{p['against_label']}` ({p['why']}) | "
-            f"{metric_name(p['metric'])} | {_fmt(p)} | {p['p_value']:.3g} | "
+            f"| {_cell(p['label'])} | {_cell(p['against_label'])} ({_text(p['why'])}) | "
+            f"{_text(metric_name(p['metric']))} | {_fmt(p)} | {p['p_value']:.3g} | "
             f"{_fmt(c) if c else '–'} | {fmt_p(c)} "
             f"| {p['n']} | {c['clusters'] if c else '–'} |"
         )
@@ -191,21 +204,21 @@ def _by_tag(summary: Mapping[str, Any]) -> list[str]:
         if not tags:
             continue
         name = tag_column(prefix) if prefix else "tag"
-        lines += [f"## Evidence recall by {name}", ""]
+        lines += [f"## Evidence recall by {_text(name)}", ""]
         for budget in summary["budgets"]:
             here = [b for b in rows if str(b["budget"]) == str(budget) and b["tag"] in tags]
             if not here:
                 continue
             lines += [
-                f"### {budget_title(budget)}",
+                f"### {_text(budget_title(budget))}",
                 "",
-                "| strategy | " + " | ".join(t[len(prefix) :] for t in tags) + " |",
+                "| strategy | " + " | ".join(_text(t[len(prefix) :]) for t in tags) + " |",
                 "|---|" + "---|" * len(tags),
             ]
             for s in summary["strategies"]:
                 cell = {b["tag"]: b for b in here if b["spec"] == s["spec"]}
                 lines.append(
-                    f"| `{s['label']}` | "
+                    f"| {_cell(s['label'])} | "
                     + " | ".join(
                         f"{_fmt(tag_recall(cell[t]))} (n={cell[t]['cells']})" if t in cell else "–"
                         for t in tags
@@ -226,7 +239,10 @@ def failures_section(summary: Mapping[str, Any]) -> list[str]:
         return [f"## Expectation failures: {len(fails)}", ""]
     lines = [f"## Failures: {tally['cells']}", ""]
     if tally["cells"]:
-        lines += [f"{describe(tally)}; junit.xml has the same {tally['cells']} failed cases.", ""]
+        lines += [
+            f"{_text(describe(tally))}; junit.xml has the same {tally['cells']} failed cases.",
+            "",
+        ]
     elif not judged:
         lines += [
             "No cell failed or broke a hard invariant; none was judged against expectations.",
@@ -240,7 +256,7 @@ def failures_section(summary: Mapping[str, Any]) -> list[str]:
         ]
     lines += _failing_scenarios(tally.get("scenarios", []))
     listed = tally.get("listed", [])
-    lines += [f"- `{f['key']}`: {'; '.join(f['problems'])}" for f in listed]
+    lines += [f"- {_code(f['key'])}: {_text('; '.join(f['problems']))}" for f in listed]
     if len(listed) < tally["cells"] - tally["expectations"]:
         lines.append("- ... (summary.json lists the first ones)")
     return lines
@@ -258,8 +274,9 @@ def _failing_scenarios(entries: Sequence[Mapping[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| ✗ FAILED | `{e['scenario']}` | `{e['label']}` | {budget_name(e['budget'], _code)} "
-        f"| {CLASS_NAMES[e['class']]} | {turn_numbers(e['turns'], TURNS_LISTED)} |"
+        f"| ✗ FAILED | {_cell(e['scenario'])} | {_cell(e['label'])} "
+        f"| {budget_name(str(e['budget']), _cell)} | {CLASS_NAMES[e['class']]} "
+        f"| {turn_numbers(e['turns'], TURNS_LISTED)} |"
         for e in entries[:LISTED]
     ]
     if len(entries) > LISTED:
@@ -270,7 +287,7 @@ def _failing_scenarios(entries: Sequence[Mapping[str, Any]]) -> list[str]:
 def _status(summary: Mapping[str, Any]) -> list[str]:
     """PASSED or FAILED with the failing cells by class, and where they failed."""
     status = word(summary)
-    lines = [f"**{status}**: {headline(summary)}.", ""]
+    lines = [f"**{status}**: {_text(headline(summary))}.", ""]
     places = where(summary, _code)
     if places:
         lines += [*(f"- ✗ {line}" for line in places), ""]
@@ -285,16 +302,18 @@ def _provenance(summary: Mapping[str, Any]) -> list[str]:
     lines = [
         "## Provenance",
         "",
-        f"- run `{m.get('run_id', '?')}`; packproof {m['packproof_version']}, commit "
-        f"`{m['git_commit'] or '?'}`; Python {m.get('python', '?')} on {m.get('platform', '?')}",
-        f"- config `{config.get('file', '?')}` (sha256 `{config.get('sha256', '?')}`)",
-        f"- baseline `{labels[summary['baseline']]}`",
+        f"- run {_code(m.get('run_id', '?'))}; packproof {_text(m['packproof_version'])}, "
+        f"commit {_code(m['git_commit'] or '?')}; Python {_text(m.get('python', '?'))} on "
+        f"{_text(m.get('platform', '?'))}",
+        f"- config {_code(config.get('file', '?'))} (sha256 {_code(config.get('sha256', '?'))})",
+        f"- baseline {_code(labels[summary['baseline']])}",
     ]
     lines += [
-        f"- suite `{x.get('file', '?')}` (sha256 `{x.get('sha256', '?')}`)" for x in m["suites"]
+        f"- suite {_code(x.get('file', '?'))} (sha256 {_code(x.get('sha256', '?'))})"
+        for x in m["suites"]
     ]
     lines += ["", "| strategy | canonical spec |", "|---|---|"]
-    lines += [f"| `{s['label']}` | `{spec_text(s)}` |" for s in summary["strategies"]]
+    lines += [f"| {_cell(s['label'])} | {_cell(spec_text(s))} |" for s in summary["strategies"]]
     return [*lines, ""]
 
 
@@ -304,7 +323,7 @@ def render_markdown(ctx: ReportContext) -> str:
     m = summary["manifest"]
     invariant = summary.get("budget_invariant", [])
     lines = [
-        f"# {word(summary)} · packproof eval: {m['name']}",
+        f"# {word(summary)} · packproof eval: {_text(m['name'])}",
         "",
         *_status(summary),
         f"{summary['cells']} cells: {len(summary['strategies'])} strategies, "
@@ -318,7 +337,7 @@ def render_markdown(ctx: ReportContext) -> str:
     lines += [
         "| " + " | ".join(VERDICT_HEAD) + " |",
         "|---" * len(VERDICT_HEAD) + "|",
-        *("| " + " | ".join(verdict_row(v, _code)) + " |" for v in verdicts),
+        *("| " + " | ".join(verdict_row(v, _cell)) + " |" for v in verdicts),
         "",
         verdict_note(verdicts),
         "",
@@ -329,7 +348,7 @@ def render_markdown(ctx: ReportContext) -> str:
     columns = budget_columns(summary)
     for budget in summary["budgets"]:
         rows = [g for g in summary["groups"] if str(g["budget"]) == str(budget)]
-        lines += [f"## {budget_title(budget).capitalize()}", "", *_table(columns, rows)]
+        lines += [f"## {_text(budget_title(budget).capitalize())}", "", *_table(columns, rows)]
         oracle = next(
             (g["metrics"]["oracle_recall"] for g in rows if g["metrics"]["oracle_recall"]), None
         )
@@ -366,10 +385,10 @@ def render_markdown(ctx: ReportContext) -> str:
         "|---|---|---|",
     ]
     for label, lat in summary["run"]["latency"].items():
-        lines.append(f"| `{label}` | {lat['p50_ms']:.3f} | {lat['p95_ms']:.3f} |")
+        lines.append(f"| {_cell(label)} | {lat['p50_ms']:.3f} | {lat['p95_ms']:.3f} |")
     lines += ["", *failures_section(summary)]
     fails = summary["expectation_failures"]
-    lines += [f"- `{f['key']}`: {'; '.join(f['failures'])}" for f in fails[:50]]
+    lines += [f"- {_code(f['key'])}: {_text('; '.join(f['failures']))}" for f in fails[:50]]
     if len(fails) > 50:
         lines.append(f"- ... and {len(fails) - 50} more (summary.json lists all)")
     lines += ["", *_provenance(summary)]

@@ -9,8 +9,8 @@ places that failed: scenario, turns, strategy and budget, from
 cell keys (``scenario#turn|spec|budget``).
 
 Format-free, like text.py: scenario ids and strategy labels go through the
-renderer's ``code`` function (Markdown backticks, or escaped HTML) and the rest
-of every line is plain text with no markup character.
+renderer's ``code`` function (a code span of md.py, or escaped HTML) and the
+rest of every line is plain text with no markup character.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What summary.md and report.html both say, format-free: the verdict in words,
 the per-budget table (which columns, which direction is better, which value is
 best) and the comparisons. Each renderer only formats: labels go through its
-own ``code`` function (Markdown backticks, or escaped HTML ``<code>``), and the
-rest of every sentence is plain text with no markup character.
+own ``code`` function (a code span of md.py, or escaped HTML ``<code>``), and
+the rest of every sentence is plain text with no markup character.
 """
 
 from __future__ import annotations

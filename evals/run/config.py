@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from packproof.evals.metrics.cache.profiles import profiles_from
 from packproof.evals.run.packers import NamedPacker, named_packer
 from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
 from packproof.evals.schemafiles import validator
-from packproof.packer.errors import InputError
+from packproof.packer.errors import InputError, pointer
 from packproof.packer.jsonio import dumps
 from packproof.packer.packspec import PackSpec, parse_pack_spec
 
@@ -102,6 +103,20 @@ class _Pointers(LineMap):
         return InputError(where or "/", message, source=self.source, **detail)
 
 
+def _nonfinite(value: Any, where: str = "") -> tuple[str, float] | None:
+    """The first NaN or infinity in ``value`` and its pointer: YAML's ``.nan`` and
+    ``.inf`` are numbers to JSON Schema, and NaN passes every bound it sets."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "/", value
+    if isinstance(value, dict | list):
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in pairs:
+            found = _nonfinite(item, where + pointer(key))
+            if found is not None:
+                return found
+    return None
+
+
 def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
     err = best_match(validator("eval-config.v1.json").iter_errors(data))
     if err is not None:
@@ -133,7 +148,8 @@ def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
     for i, text in enumerate(data["strategies"]):
         try:
             if isinstance(text, dict):  # a named packer: its name is its spec
-                named = named_packer(text, f"/strategies/{i}")
+                at = lines.error(f"/strategies/{i}", "")  # where a start failure points
+                named = named_packer(text, f"/strategies/{i}", (at.source, at.where))
                 spec = named.name
                 packers[spec] = named
             else:
@@ -164,26 +180,36 @@ def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
     for i, (a, b) in enumerate(compare):
         if a == b:
             raise lines.error(f"/compare/{i}", f"compares {a} with itself")
+    nonfinite = _nonfinite(data)  # (after the strategies: a packer names its own)
+    if nonfinite is not None:
+        where, value = nonfinite
+        raise lines.error(where, "not a finite number", expected="a number", found=value)
     boot = data.get("bootstrap", {})
     cache = data.get("cache", {})
     return EvalConfig(
         name=data.get("name", path.stem),
         suites=tuple(dict.fromkeys(suites)),
         specs=tuple(specs),
-        budgets=tuple(data.get("budgets", [SCENARIO_BUDGET])),
+        budgets=tuple(_whole(b) for b in data.get("budgets", [SCENARIO_BUDGET])),
         baseline=baseline,
-        resamples=boot.get("resamples", 2000),
-        confidence=boot.get("confidence", 0.95),
-        seed=data.get("seed", 0),
+        resamples=_whole(boot.get("resamples", 2000)),
+        confidence=float(boot.get("confidence", 0.95)),
+        seed=_whole(data.get("seed", 0)),
         source=path,
         token_counter=data.get("token_counter"),
         breakdown_tags=tuple(data.get("breakdown_tags", [])),
         cache_profiles=_cache_profiles(cache, lines),
-        static_prefix_tokens=tuple(cache.get("static_prefix_tokens", [0])),
+        static_prefix_tokens=tuple(_whole(n) for n in cache.get("static_prefix_tokens", [0])),
         compare=compare,
         packers=packers,
         sha256=digest,
     )
+
+
+def _whole(value: Any) -> Any:
+    """An integer the schema accepted as one: JSON Schema's "integer" takes
+    ``2000.0`` too, which numpy, array('q') and the cells' budget labels do not."""
+    return int(value) if isinstance(value, float) else value
 
 
 def _label(spec: str, packers: Mapping[str, NamedPacker]) -> str:

@@ -28,9 +28,10 @@ from packproof.evals.report.renderers import RENDERERS
 from packproof.evals.run import identity
 from packproof.evals.run.config import EvalConfig, load_config
 from packproof.evals.run.executors import check_executor
-from packproof.evals.run.external import close_packers, external_packer, parse_packer
-from packproof.evals.run.folder import owned, prune, safe_component, switch_latest
+from packproof.evals.run.external import close_packers, parse_packer
+from packproof.evals.run.folder import check_out, owned, prune, safe_component, switch_latest
 from packproof.evals.run.identity import command_files, packproof_sha256
+from packproof.evals.run.packers import start_packers
 from packproof.evals.run.runner import run_cells, tasks
 from packproof.evals.run.select import Selection, narrow
 from packproof.evals.schemafiles import validator
@@ -175,9 +176,10 @@ def evaluate(
     run_id = identity.run_id(name, info)
     run_dir = out_root / name / run_id
     check_executor(executor)
+    check_out(out_root, run_dir.parent)  # never a user's file where a run goes
     close_packers()  # packers this process started for an earlier eval ran older files
-    if argv is not None:  # a command that cannot start is bad input, before any write
-        external_packer(argv, packer_timeout)
+    # Every packer can run (bad input, one line naming it) before anything is written.
+    start_packers(config.packers, argv, packer_timeout, executor, jobs)
     with owned(run_dir):  # one run per folder; INCOMPLETE until every report is written
         records = run_cells(
             config,

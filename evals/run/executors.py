@@ -4,38 +4,45 @@ over tasks to record batches, in finishing order (the runner sorts records)."""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, Final, TypeVar
+from types import FrameType
+from typing import Any, TypeVar
 
+from packproof.evals.run.external import kill_packers
+from packproof.evals.run.process import die_with_parent
 from packproof.packer.errors import InputError, require
 
-__all__ = ["Map", "check_executor", "executor_map", "run_on", "run_serial"]
+__all__ = ["Map", "check_executor", "executor_map", "run_on", "run_serial", "ships"]
 
 T = TypeVar("T")
-_PR_SET_PDEATHSIG: Final = 1  # linux/prctl.h
 
 
-def _worker_init() -> None:
-    """In each pool worker: die with the parent (a ``kill -9`` of the eval must
-    not leave workers holding the caller's stdout), and leave Ctrl-C to the
-    parent, which prints one line instead of a traceback per worker."""
+def _end_worker(signum: int, frame: FrameType | None) -> None:
+    """A pool worker told to stop: the pool's terminate (Ctrl-C, an error) or
+    its parent-death signal (a ``kill -9`` of the eval). Its packers' process
+    groups are ended first: past a signal, no finalizer or atexit hook runs,
+    and a packer's own children do not get a parent-death signal. Killed, not
+    closed: closing waits, under a lock the interrupted code may hold."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut this short
+    kill_packers()
+    os._exit(128 + signum)
+
+
+def _worker_init(parent: int) -> None:
+    """In each pool worker: stop with the parent (a ``kill -9`` of the eval must
+    not leave workers, or their packers, holding the caller's stdout), and leave
+    Ctrl-C to the parent, which prints one line instead of a traceback per worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):  # no prctl: workers still end with the pool
-            return
-        if os.getppid() == 1:  # the parent died before prctl took effect
-            os._exit(1)
+    signal.signal(signal.SIGTERM, _end_worker)
+    die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 Batch = list[tuple[str, str]]  # the records of one task: (cell key, JSON line)
@@ -53,6 +60,12 @@ def check_executor(executor: str) -> None:
         require("distributed", "dask", "--executor dask")
 
 
+def ships(executor: str, jobs: int) -> bool:
+    """Whether the tasks run in other processes (a function packer must then
+    pickle, and packers are started there, not here)."""
+    return executor == "dask" or (executor == "process" and jobs > 1)
+
+
 def run_serial(fn: Callable[[T], Batch], work: Iterable[T]) -> Iterator[Batch]:
     for task in work:
         yield fn(task)
@@ -67,15 +80,17 @@ def run_on(executor: Executor, fn: Callable[[T], Batch], work: Sequence[T]) -> I
 @contextmanager
 def executor_map(jobs: int, executor: str, scheduler: str | None) -> Iterator[Map]:
     """A function mapping tasks to record batches, on the chosen executor."""
-    if executor == "serial" or (jobs <= 1 and executor == "process"):
+    if executor in ("serial", "process") and not ships(executor, jobs):
         yield run_serial
     elif executor == "process":
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+        pool = ProcessPoolExecutor(
+            max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),)
+        )
         try:
             yield partial(run_on, pool)
         except BaseException:  # Ctrl-C or an error: drop the queued tasks, do not wait
             # for the running ones either (a replay is one long task): the workers
-            # are stopped, and their external packers die with them.
+            # are stopped (SIGTERM), and end their packers' process groups first.
             workers = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
             for worker in workers:

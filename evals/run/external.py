@@ -4,67 +4,62 @@ Protocol (docs/external-packers.md): the program reads pack requests
 (``packproof.request.v1``, strategy included, plus a ``request_id``), one JSON object
 per line on stdin, and answers each with one ContextPack v1
 (``openclaw-mem.context-pack.v1``) per line on stdout that echoes the
-``request_id``. ``packproof serve`` is the built-in packer speaking it.
+``request_id``. ``packproof serve`` is the built-in packer speaking it. A
+Python function given a timeout speaks it too, from a forked child that can
+be killed (:func:`function_packer`).
 
 A cell that goes wrong is recorded with a failure class and the run goes on:
 ``TIMEOUT`` (no answer, or the request not read, within the timeout: the process
 is killed and restarted), ``CRASH`` (the process exited or closed its pipes),
 ``PARSE_ERROR`` (the answer is not a JSON object), ``SCHEMA_ERROR`` (the answer
-breaks the pack contract or packs an id the request does not have), ``DESYNC``
-(the answer is not to this request: the process is restarted, so a packer that
-answers twice never gets the next cell scored with a stale pack).
+breaks the pack contract: :mod:`~packproof.evals.run.judge`), ``DESYNC`` (the
+answer is not to this request: the process is restarted, so a packer that
+answers twice never gets the next cell scored with a stale pack). Killed means
+with its whole process group (:mod:`~packproof.evals.run.process`).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
-import dataclasses
+import multiprocessing.util
 import os
 import selectors
 import shlex
-import signal
-import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from functools import partial
+from typing import IO, Any, Final, cast
 
-import numpy as np
-
-from packproof.evals.run.replay import PACK
+from packproof.evals.run.judge import FAILURES, Failure, check_answer
+from packproof.evals.run.process import PackerProcess
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import dumps, loads
-from packproof.packer.pipeline import PackResult
-from packproof.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
-from packproof.packer.render import TRACE_SCHEMA_ID
-from packproof.packer.schema import validate
 
 __all__ = [
     "FAILURES",
+    "MAX_TIMEOUT_S",
+    "REQUEST_ID",
     "ExternalPacker",
     "Failure",
-    "check_answer",
+    "PackFunction",
+    "call_function",
+    "check_timeout",
     "close_packers",
     "external_packer",
-    "failed_cell",
-    "judged",
+    "function_packer",
+    "kill_packers",
     "parse_packer",
-    "traced",
 ]
 
-Failure = Literal["TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC"]
-FAILURES: Final = ("TIMEOUT", "CRASH", "PARSE_ERROR", "SCHEMA_ERROR", "DESYNC")
 REQUEST_ID: Final = "request_id"  # added to each request, echoed in its answer
+# A function's child says why it has no pack in this field (never read from a program).
+FAILED: Final = "packproof_failure"
+MAX_TIMEOUT_S: Final = 86_400.0  # a day per cell, as --packer-timeout allows
 
-
-def _die_with_parent() -> None:
-    """In the packer's process, before it runs: die when the worker that started
-    it dies (a ``kill -9`` of the eval), even if it never reads its stdin."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+PackFunction = Callable[[dict[str, Any]], Any]
 
 
 def parse_packer(spec: str) -> list[str]:
@@ -77,53 +72,120 @@ def parse_packer(spec: str) -> list[str]:
         raise InputError("--packer", f"cannot parse the command: {exc}") from None
 
 
+def check_timeout(value: Any, where: str) -> float:
+    """A packer's seconds per cell: a number in (0, :data:`MAX_TIMEOUT_S`].
+    NaN fails the comparison, so it is refused with infinity, zero and the rest."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not 0 < value <= MAX_TIMEOUT_S:
+        raise InputError(
+            where, "not a timeout", expected=f"seconds in (0, {MAX_TIMEOUT_S:g}]", found=value
+        )
+    return float(value)
+
+
+def call_function(
+    function: PackFunction, request: Mapping[str, Any], *, interrupt: bool = True
+) -> tuple[Failure | None, Any]:
+    """Call a function packer: (None, its answer dict) or (failure class, why).
+    Whatever it raises fails the cell (``CRASH``), ``SystemExit`` too: a
+    packer's ``sys.exit`` must end neither the eval nor the program that called
+    ``packproof.evaluate``. A ``KeyboardInterrupt`` is Ctrl-C, which stops the
+    run as it stops ``packproof eval``; with ``interrupt=False`` (in a forked
+    child, which no terminal's Ctrl-C reaches) it is a crash like the rest."""
+    try:
+        answer = function(_copy(request))
+    except BaseException as exc:
+        if interrupt and isinstance(exc, KeyboardInterrupt):
+            raise
+        text = str(exc)
+        return "CRASH", f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if not isinstance(answer, dict):
+        return "PARSE_ERROR", f"the packer returned {type(answer).__name__}, not a dict"
+    return None, answer
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON value (a packer may mutate what it is given)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _serve(function: PackFunction, requests: IO[bytes], answers: IO[bytes]) -> None:
+    """A function's forked child: the packer's side of the protocol, with a
+    failure (what it raised, a non-dict, an answer that is not JSON) sent back
+    in :data:`FAILED` for the parent to record as the in-process call would."""
+    for line in requests:
+        request = loads(line)
+        request_id = request.pop(REQUEST_ID)
+        failure, answer = call_function(function, request, interrupt=False)
+        if failure is None:
+            try:
+                text = dumps({**answer, REQUEST_ID: request_id})
+            except (TypeError, ValueError, OverflowError) as exc:
+                failure, answer = "PARSE_ERROR", f"the answer is not JSON: {exc}"
+        if failure is not None:
+            text = dumps({REQUEST_ID: request_id, FAILED: [failure, str(answer)]})
+        for stream in (sys.stdout, sys.stderr):  # what it printed: os._exit flushes nothing
+            with contextlib.suppress(Exception):
+                stream.flush()
+        answers.write(text.encode("utf-8") + b"\n")
+        answers.flush()
+
+
 # How long a packer that closed its stdout is given to exit, for its exit code.
 EXIT_GRACE_S: Final = 1.0
+EXIT_POLL_S: Final = 0.2  # how often a packer is looked at, where no pidfd says it exited
 
 
 @dataclass
 class ExternalPacker:
-    """One long-running packer process; restarted after a crash or a timeout."""
+    """One long-running packer process, a command or a function's forked
+    child; restarted after a crash or a timeout."""
 
     argv: list[str]
     timeout: float = 10.0
-    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    function: PackFunction | None = field(default=None, repr=False)
+    where: str = "--packer"  # what a command that cannot start is named by
+    source: str | None = None  # ... and where that is (the config file)
+    _proc: PackerProcess | None = field(default=None, repr=False)
     _buffer: bytes = field(default=b"", repr=False)
     _sent: int = field(default=0, repr=False)
 
     def start(self) -> None:
-        try:
-            self._proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            )
-        except OSError as exc:
-            raise InputError("--packer", f"cannot start {self.argv[0]!r}: {exc.strerror}") from None
-        assert self._proc.stdin is not None
-        os.set_blocking(self._proc.stdin.fileno(), False)  # writes are bounded by the timeout
+        if self.function is not None:
+            self._proc = PackerProcess.fork(partial(_serve, self.function))
+        else:
+            self._proc = PackerProcess.run(self.argv, self.where, self.source)
         self._buffer = b""
 
     def close(self) -> None:
+        """End the process and everything it started (its process group)."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:  # a broken pipe has nothing left to flush
-                pass
+        if proc is not None:
+            proc.end()
+
+    def kill(self) -> None:
+        """Kill the process group now and nothing more (:func:`kill_packers`)."""
+        if self._proc is not None:
+            self._proc.kill()
+
+    def forget(self) -> None:
+        """In a forked child: drop the parent's process without ending it."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.forget()
 
     def call(self, request: dict[str, Any]) -> tuple[Failure | None, Any]:
         """Send one request; (None, pack) or (failure class, message)."""
         if self._proc is None or self._proc.poll() is not None:
-            self.start()
+            self.close()  # what a dead packer left running goes with it
+            try:
+                self.start()
+            except InputError as exc:  # it started when the run began: gone since
+                return "CRASH", f"cannot restart: {exc.message}"
         proc = self._proc
         assert proc is not None
         self._sent += 1
@@ -134,25 +196,21 @@ class ExternalPacker:
         if written is None:
             self.close()
             return "TIMEOUT", f"the request was not read within {self.timeout:g} s"
-        if not written:
-            self.close()
-            return "CRASH", "the packer closed its stdin"
-        line = self._readline(deadline)
+        line = self._readline(deadline) if written else b""
         if line is None:
             self.close()
             return "TIMEOUT", f"no answer within {self.timeout:g} s"
         if line == b"":
-            # stdout closed: a crash, whatever the process does next. Its exit code,
-            # when it exits within a short grace, says more; it is not waited for
-            # until the deadline, which would cost every later cell the timeout.
-            grace = min(EXIT_GRACE_S, max(0.0, deadline - time.monotonic()))
-            try:
-                code = proc.wait(grace)
-                message = f"the packer exited (code {code})"
-            except subprocess.TimeoutExpired:
-                message = "the packer closed its stdout and kept running"
+            # Its stdin or stdout closed, or it exited: a crash, whatever it does
+            # next. Its exit code, when it exits within a short grace, says more;
+            # it is not waited for until the deadline, which would cost every
+            # later cell the timeout.
+            code = proc.wait(min(EXIT_GRACE_S, max(0.0, deadline - time.monotonic())))
             self.close()
-            return "CRASH", message
+            if code is not None:
+                return "CRASH", f"the packer exited (code {code})"
+            closed = "stdout" if written else "stdin"
+            return "CRASH", f"the packer closed its {closed} and kept running"
         try:
             pack = loads(line)
         except InputError as exc:
@@ -163,21 +221,23 @@ class ExternalPacker:
         if echoed != request_id:
             self.close()  # the stream is out of step: start afresh for the next cell
             return "DESYNC", f"the answer is for request_id {echoed!r}, not {request_id!r}"
+        if self.function is not None and FAILED in pack:
+            failure, message = pack[FAILED]
+            return cast(Failure, failure), message
         return check_answer(request, pack)
 
     def _write(self, data: bytes, deadline: float) -> bool | None:
-        """Write all of ``data``: True, False if the pipe is closed, None past the
-        deadline (a packer that never reads its stdin fills the pipe)."""
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None
-        fd = proc.stdin.fileno()
+        """Write all of ``data``: True; False if the pipe is closed or the packer
+        exited; None past the deadline (a packer that never reads its stdin
+        fills the pipe)."""
+        assert self._proc is not None
+        fd = self._proc.stdin.fileno()
         view = memoryview(data)
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_WRITE)
+        with self._selector(fd, selectors.EVENT_WRITE) as sel:
             while view:
-                left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(left):
-                    return None
+                ready = self._wait(sel, deadline)
+                if not ready:
+                    return ready
                 try:
                     view = view[os.write(fd, view) :]
                 except BlockingIOError:
@@ -187,16 +247,16 @@ class ExternalPacker:
         return True
 
     def _readline(self, deadline: float) -> bytes | None:
-        """The next line (b"" at end of stream), or None past the deadline."""
-        proc = self._proc
-        assert proc is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
+        """The next line; b"" at the end of the stream or once the packer has
+        exited (a process it forked may hold its stdout open); None past the
+        deadline."""
+        assert self._proc is not None
+        fd = self._proc.stdout.fileno()
+        with self._selector(fd, selectors.EVENT_READ) as sel:
             while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(left):
-                    return None
+                ready = self._wait(sel, deadline)
+                if not ready:
+                    return None if ready is None else b""
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     return b""
@@ -204,102 +264,94 @@ class ExternalPacker:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
+    def _selector(self, fd: int, event: int) -> selectors.BaseSelector:
+        """A selector on the pipe (data True) and on the packer's exit (False)."""
+        assert self._proc is not None
+        sel = selectors.DefaultSelector()
+        sel.register(fd, event, True)
+        if self._proc.exit_fd is not None:
+            sel.register(self._proc.exit_fd, selectors.EVENT_READ, False)
+        return sel
 
-def check_answer(request: Mapping[str, Any], pack: dict[str, Any]) -> tuple[Failure | None, Any]:
-    """An answer held to the pack contract: (None, pack), or ``SCHEMA_ERROR`` and
-    why (it breaks the pack schema, or packs an id the request does not have)."""
-    errors = validate("pack", pack)
-    if errors:
-        return "SCHEMA_ERROR", errors[0]
-    known = {it["id"] for it in request["items"]}
-    unknown = [it["recordRef"] for it in pack["items"] if it["recordRef"] not in known]
-    if unknown:
-        return "SCHEMA_ERROR", f"packs ids the request does not have: {unknown[:3]}"
-    return None, pack
+    def _wait(self, sel: selectors.BaseSelector, deadline: float) -> bool | None:
+        """True once the pipe is ready (what the packer wrote before it exited
+        is still read); False once the packer has exited; None past the deadline."""
+        assert self._proc is not None
+        # without a pidfd to say it exited, the process is looked at a few times a second
+        poll = self._proc.exit_fd is None
+        while (left := deadline - time.monotonic()) > 0:
+            events = sel.select(min(left, EXIT_POLL_S) if poll else left)
+            if any(key.data for key, _ in events):
+                return True
+            if events or (poll and self._proc.poll() is not None):
+                return False
+        return None
 
 
 _PROCESSES: dict[tuple[str, ...], ExternalPacker] = {}
+_EXIT_HOOKED: list[int] = [0]  # the pid whose exit hook is registered (forks inherit it)
 
 
-def external_packer(argv: list[str], timeout: float) -> ExternalPacker:
-    """This process's packer for ``argv`` (one per worker process, reused)."""
-    key = (*argv, str(timeout))
+def _running(key: tuple[str, ...], make: Callable[[], ExternalPacker]) -> ExternalPacker:
+    """This process's packer under ``key``, started on first use and reused."""
     if key not in _PROCESSES:
-        packer = ExternalPacker(argv, timeout)
+        if _EXIT_HOOKED[0] != os.getpid():
+            # A pool worker exits by os._exit after multiprocessing's finalizers,
+            # never through atexit: its packers are ended there.
+            multiprocessing.util.Finalize(None, close_packers, exitpriority=100)
+            _EXIT_HOOKED[0] = os.getpid()
+        packer = make()
         packer.start()
         _PROCESSES[key] = packer
     return _PROCESSES[key]
 
 
+def external_packer(
+    argv: list[str], timeout: float, where: str = "--packer", source: str | None = None
+) -> ExternalPacker:
+    """This process's packer for ``argv`` (one per worker process, reused);
+    ``where`` and ``source`` name it when it cannot start."""
+    key = ("cmd", *argv, repr(timeout))
+    return _running(key, lambda: ExternalPacker(argv, timeout, where=where, source=source))
+
+
+def function_packer(
+    name: str, digest: str, function: PackFunction, timeout: float
+) -> ExternalPacker:
+    """This process's forked child running ``function`` (``digest``: its
+    source's sha256), so that a call past ``timeout`` can be killed."""
+    key = ("function", name, digest, repr(timeout))
+    return _running(key, lambda: ExternalPacker([], timeout, function=function, where=name))
+
+
 @atexit.register
 def close_packers() -> None:
-    """Stop this process's packers: the next call starts each afresh (an eval
-    runs the packer's files as they are when it starts, not as an earlier
-    eval in this process found them)."""
-    for packer in _PROCESSES.values():
+    """Stop this process's packers, each with its process group: the next
+    call starts each afresh (an eval runs the packer's files as they are when
+    it starts, not as an earlier eval in this process found them)."""
+    while _PROCESSES:  # popped first: a signal handler may close them meanwhile
+        _, packer = _PROCESSES.popitem()
         packer.close()
+
+
+def kill_packers() -> None:
+    """Kill every packer's process group, and do nothing else: what a signal
+    handler may do before the process exits. Ending them as
+    :func:`close_packers` does waits for each, under a lock of
+    :class:`subprocess.Popen` that the interrupted code may hold; the killed
+    processes are reaped by init once this process is gone."""
+    for packer in list(_PROCESSES.values()):
+        packer.kill()
+
+
+def _forget_packers() -> None:
+    """In a forked child (a pool worker, a function's child): the packers are
+    the parent's, which ends them. Their pipes are closed here, so that each
+    sees its stdin close when the parent closes its end, and the child starts
+    its own."""
+    for packer in _PROCESSES.values():
+        packer.forget()
     _PROCESSES.clear()
 
 
-def failed_cell(
-    record: Mapping[str, Any], failure: str, error: object, latency_s: float
-) -> dict[str, Any]:
-    """The record of a cell the external packer failed (``TIMEOUT``, ``CRASH``,
-    ...): no pack and no metrics, the failure and its message kept."""
-    return {
-        **record,
-        "status": failure,
-        "error": str(error),
-        "mode": None,
-        "selected": [],
-        "failures": [],
-        "metrics": {},
-        "latency_ms": round(latency_s * 1000, 3),
-        PACK: [],
-    }
-
-
-def traced(pack: Mapping[str, Any]) -> bool:
-    """Whether an external pack carries packproof's own trace (then :func:`judged`
-    reads every candidate's decision from it exactly)."""
-    trace = pack.get("trace")
-    return isinstance(trace, Mapping) and trace.get("schema") == TRACE_SCHEMA_ID
-
-
-def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
-    """The reference result with an external pack's selection: the fresh tail,
-    anchors and budget stay packproof's definitions (so the metrics judge the
-    external packer by the same rules). With packproof's own trace in the pack,
-    outcome, rank and mode are read from it exactly; otherwise packed items
-    rank first in pack order and the rest newest first."""
-    items = reference.items
-    position = items.position
-    packed = [position[it["recordRef"]] for it in pack["items"]]
-    trace = pack.get("trace")
-    outcome = np.full(len(items), O_BUDGET, dtype=np.int8)
-    rank = np.zeros(len(items), dtype=np.int64)
-    if isinstance(trace, Mapping) and traced(pack):
-        for cand in trace["candidates"]:
-            i = position[cand["id"]]
-            outcome[i] = OUTCOMES.index(cand["decision"]["reason"][0])
-            rank[i] = cand["rank"] or 0
-        mode = trace["mode"]
-    else:
-        kept = np.zeros(len(items), dtype=bool)
-        kept[packed] = True
-        outcome[kept] = O_INCLUDED
-        outcome[kept & reference.anchored] = O_ANCHORED
-        outcome[kept & reference.in_tail] = O_TAIL
-        order = [i for i in packed if i in set(reference.evictable.tolist())]
-        rest = [i for i in reference.evictable.tolist()[::-1] if i not in set(order)]
-        rank[order + rest] = np.arange(1, len(order) + len(rest) + 1)
-        mode = "external"
-    return dataclasses.replace(
-        reference,
-        outcome=outcome,
-        rank=rank,
-        mode=mode,
-        pack_order=np.array(packed, dtype=np.int64),
-        placement=None,
-        cache=None,
-    )
+os.register_at_fork(after_in_child=_forget_packers)

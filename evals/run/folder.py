@@ -30,7 +30,15 @@ from typing import Final
 from packproof.packer.errors import InputError
 from packproof.packer.files import write_atomic
 
-__all__ = ["INCOMPLETE", "LATEST", "owned", "prune", "safe_component", "switch_latest"]
+__all__ = [
+    "INCOMPLETE",
+    "LATEST",
+    "check_out",
+    "owned",
+    "prune",
+    "safe_component",
+    "switch_latest",
+]
 
 INCOMPLETE: Final = "INCOMPLETE"
 LATEST: Final = "latest"
@@ -68,6 +76,30 @@ def owned(run_dir: Path) -> Iterator[None]:
         (run_dir / INCOMPLETE).unlink()
     finally:
         os.close(lock)
+
+
+def check_out(out_root: Path, config_root: Path) -> None:
+    """Refuse, before anything is written, an ``--out`` that is not a folder and a
+    ``latest`` under it that packproof did not make: a file, or a folder without
+    a run's ``summary.json`` (an older packproof copied the run there)."""
+    for folder in (out_root, config_root):
+        if folder.exists() and not folder.is_dir():
+            raise InputError(
+                "",
+                "not a folder (expected a folder to hold run folders, found a file)",
+                source=str(folder),
+            )
+    latest = config_root / LATEST
+    if latest.is_symlink() or not latest.exists():
+        return
+    if not (latest.is_dir() and (latest / "summary.json").is_file()):
+        found = "a folder that is not a run" if latest.is_dir() else "a file"
+        raise InputError(
+            "",
+            f"not packproof's link to the newest run (expected a symbolic link, found {found});"
+            " move it away or pass another --out",
+            source=str(latest),
+        )
 
 
 def switch_latest(out_root: Path, run_dir: Path) -> None:

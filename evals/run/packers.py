@@ -5,7 +5,8 @@ judged by the same metrics (docs/external-packers.md).
 In the config, ``{name: mine, packer: "cmd:python mypacker.py"}``: a program
 speaking the JSON-lines protocol (:mod:`packproof.evals.run.external`). From
 Python, :func:`packproof.evaluate` passes a callable (request dict -> pack dict),
-run in-process. Either way the packer gets the request a built-in spec would
+run in-process, or with a timeout in a forked child that is killed when a call
+overruns it. Either way the packer gets the request a built-in spec would
 get, with ``strategy`` (default ``chronological``) as the request's strategy:
 that strategy's own pack of the request is the reference whose fresh tail,
 anchors and budget the answer is judged under. Its cells are the name's: the
@@ -14,26 +15,51 @@ name is the spec, the label and the strategy of every record and report.
 
 from __future__ import annotations
 
+import importlib
+import pickle
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from packproof.evals.run.external import Failure, check_answer, external_packer, parse_packer
+from packproof.evals.run.executors import ships
+from packproof.evals.run.external import (
+    ExternalPacker,
+    Failure,
+    PackFunction,
+    call_function,
+    check_timeout,
+    close_packers,
+    external_packer,
+    function_packer,
+    parse_packer,
+)
 from packproof.evals.run.identity import command_files, function_sha256
+from packproof.evals.run.judge import check_answer
 from packproof.packer.cacheaware import CacheAware
 from packproof.packer.errors import InputError
 from packproof.packer.packspec import parse_pack_spec
 from packproof.packer.strategies import REGISTRY, StrategyBase, build_strategy
 
-__all__ = ["NAME", "Configured", "NamedPacker", "check_name", "named_packer", "python_packer"]
+__all__ = [
+    "NAME",
+    "Configured",
+    "NamedPacker",
+    "PackFunction",
+    "check_name",
+    "check_shippable",
+    "command_packer",
+    "named_packer",
+    "python_packer",
+    "start_packers",
+]
 
-NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# Matched whole (re.fullmatch): "$" would let a name end in a newline.
+NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_STRATEGY: Final = "chronological"
-
-PackFunction = Callable[[dict[str, Any]], Any]
+DEFAULT_TIMEOUT_S: Final = 10.0
 
 
 @dataclass(frozen=True)
@@ -43,27 +69,38 @@ class NamedPacker:
     name: str
     source: str  # what the reports show: "cmd:python mypacker.py", or "python:mod.func"
     strategy: str = DEFAULT_STRATEGY  # canonical spec of the request's strategy
-    timeout: float = 10.0  # a command's seconds per cell (a function is not timed out)
+    # Seconds per cell: a command's always; a function's only when given, and
+    # then it runs in a forked child that is killed when it overruns.
+    timeout: float | None = DEFAULT_TIMEOUT_S
     command: tuple[str, ...] | None = None
     function: PackFunction | None = field(default=None, compare=False)
+    digest: str = ""  # a function's source sha256 (what its run id hashes)
+    # What an error names it by: the config entry's line and pointer, and the file.
+    where: str = "packer"
+    origin: str | None = field(default=None, compare=False)
 
     def start(self) -> None:
-        """Start the command now (bad input, one line, if it cannot start)."""
+        """Start the command now (bad input, one line naming the entry, if it
+        cannot start); a function has nothing to start."""
         if self.command is not None:
-            external_packer(list(self.command), self.timeout)
+            self._process()
+
+    def _process(self) -> ExternalPacker:
+        assert self.command is not None and self.timeout is not None
+        return external_packer(list(self.command), self.timeout, self.where, self.origin)
 
     def call(self, request: dict[str, Any]) -> tuple[Failure | None, Any]:
         """One request: (None, pack) or (failure class, message), as an
         external packer's (``CRASH`` when the function raises)."""
         if self.command is not None:
-            return external_packer(list(self.command), self.timeout).call(request)
+            return self._process().call(request)
         assert self.function is not None
-        try:
-            answer = self.function(_copy(request))
-        except Exception as exc:  # the user's code: its failure is a cell's, not the run's
-            return "CRASH", f"{type(exc).__name__}: {exc}"
-        if not isinstance(answer, dict):
-            return "PARSE_ERROR", f"the packer returned {type(answer).__name__}, not a dict"
+        if self.timeout is not None:
+            server = function_packer(self.name, self.digest, self.function, self.timeout)
+            return server.call(request)
+        failure, answer = call_function(self.function, request)
+        if failure is not None:
+            return failure, answer
         return check_answer(request, dict(answer))
 
     def describe(self) -> dict[str, Any]:
@@ -78,24 +115,18 @@ class NamedPacker:
         if self.command is not None:
             where = f"packer {self.name}"
             return {**self.describe(), "files": command_files(self.command, folders, where)}
-        assert self.function is not None
-        return {**self.describe(), "source_sha256": function_sha256(self.function)}
-
-
-def _copy(value: Any) -> Any:
-    """A deep copy of a JSON value (a packer may mutate what it is given)."""
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
+        return {**self.describe(), "source_sha256": self.digest}
 
 
 def check_name(name: Any, where: str) -> str:
-    """A packer's name: a short identifier that is not a built-in strategy's."""
-    if not isinstance(name, str) or not NAME.match(name):
+    """A packer's name: a short identifier that is not a built-in strategy's
+    (no whitespace around it, no control character in it)."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise InputError(
-            where, "not a packer name", expected="letters, digits, '.', '_', '-'", found=name
+            where,
+            "not a packer name",
+            expected="letters, digits, '.', '_', '-'",
+            found=name,
         )
     if name in REGISTRY:
         raise InputError(
@@ -104,8 +135,14 @@ def check_name(name: Any, where: str) -> str:
     return name
 
 
-def named_packer(entry: Mapping[str, Any], where: str) -> NamedPacker:
-    """A config entry ``{name, packer, strategy?, timeout?}`` (schema-checked)."""
+def named_packer(
+    entry: Mapping[str, Any],
+    where: str,
+    at: tuple[str | None, str] | None = None,
+) -> NamedPacker:
+    """A config entry ``{name, packer, strategy?, timeout?}`` (schema-checked);
+    ``at`` is the entry's file and its line and pointer, which a command that
+    cannot start is reported at."""
     name = check_name(entry["name"], f"{where}/name")
     try:
         argv = parse_packer(entry["packer"])
@@ -118,16 +155,42 @@ def named_packer(entry: Mapping[str, Any], where: str) -> NamedPacker:
         name=name,
         source=entry["packer"],
         strategy=strategy,
-        timeout=float(entry.get("timeout", 10.0)),
+        timeout=check_timeout(entry.get("timeout", DEFAULT_TIMEOUT_S), f"{where}/timeout"),
+        command=tuple(argv),
+        where=f"{at[1]}: packer" if at is not None else f"{where}/packer",
+        origin=at[0] if at is not None else None,
+    )
+
+
+def command_packer(
+    spec: str, name: str, strategy: str = DEFAULT_STRATEGY, timeout: float | None = None
+) -> NamedPacker:
+    """``cmd:COMMAND`` given from Python (:func:`packproof.evaluate`): errors
+    name the argument at fault (``packer``, ``name``, ``strategy``, ``timeout``)."""
+    if not isinstance(spec, str):
+        raise InputError("packer", "not a packer", expected="cmd:COMMAND", found=spec)
+    try:
+        argv = parse_packer(spec)
+    except InputError as exc:
+        raise InputError("packer", exc.message, expected=exc.expected, found=exc.found) from None
+    return NamedPacker(
+        name=check_name(name, "name"),
+        source=spec,
+        strategy=_strategy(strategy, "strategy"),
+        timeout=DEFAULT_TIMEOUT_S if timeout is None else check_timeout(timeout, "timeout"),
         command=tuple(argv),
     )
 
 
 def python_packer(
-    function: PackFunction, name: str | None = None, strategy: str = DEFAULT_STRATEGY
+    function: PackFunction,
+    name: str | None = None,
+    strategy: str = DEFAULT_STRATEGY,
+    timeout: float | None = None,
 ) -> NamedPacker:
-    """A callable (request dict -> pack dict) as a named packer run in-process;
-    its name defaults to the function's ``__name__``."""
+    """A callable (request dict -> pack dict) as a named packer, its name
+    defaulting to the function's ``__name__``: called in-process, or with a
+    ``timeout`` in a forked child that is killed when a call overruns it."""
     if not callable(function):
         raise InputError("packer", "not callable", expected="a function", found=repr(function))
     chosen = name if name is not None else getattr(function, "__name__", "packer")
@@ -136,8 +199,56 @@ def python_packer(
         name=check_name(chosen, "name"),
         source=f"python:{qualified}",
         strategy=_strategy(strategy, "strategy"),
+        timeout=None if timeout is None else check_timeout(timeout, "timeout"),
         function=function,
+        digest=function_sha256(function),
     )
+
+
+def start_packers(
+    packers: Mapping[str, NamedPacker],
+    command: Sequence[str] | None,
+    timeout: float,
+    executor: str,
+    jobs: int,
+) -> None:
+    """Check, before the run touches its folder, that every function packer
+    reaches the executor's workers (:func:`check_shippable`) and every packer
+    command starts: one that cannot is bad input, in one line naming its
+    config entry (or ``--packer``). Where the cells run in pool workers, which
+    start their own, the ones started here are ended again at once: they would
+    idle through the run."""
+    check_shippable(packers, executor, jobs)
+    if command is not None:
+        external_packer(list(command), timeout)
+    for named in packers.values():
+        named.start()
+    if ships(executor, jobs):
+        close_packers()
+
+
+def check_shippable(packers: Mapping[str, NamedPacker], executor: str, jobs: int) -> None:
+    """A function packer reaches a pool's workers pickled: one that does not
+    pickle (a lambda, a function defined in a function) is refused before the
+    run starts, in one line, instead of failing it half-way."""
+    if not ships(executor, jobs):
+        return
+    for named in packers.values():
+        if named.function is None:
+            continue
+        try:
+            if executor == "dask":  # Dask ships a function with cloudpickle: a lambda by value
+                importlib.import_module("cloudpickle").dumps(named.function)
+            else:
+                pickle.dumps(named.function)
+        except Exception as exc:  # whatever pickling raises, the answer is the same
+            raise InputError(
+                "packer",
+                f"{named.source} does not pickle ({type(exc).__name__}), and the "
+                f"{executor!r} executor sends it to its worker processes",
+                expected="a module-level function, or executor='serial'",
+                found=named.name,
+            ) from None
 
 
 def _strategy(text: Any, where: str) -> str:
@@ -163,7 +274,7 @@ class Configured:
         spec: str,
         packers: Mapping[str, NamedPacker],
         command: Sequence[str] | None = None,
-        timeout: float = 10.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
     ) -> Configured:
         """A spec as configured: a named packer (its name is its strategy, and
         the expectations written for that name apply), or a built-in spec,
@@ -178,5 +289,7 @@ class Configured:
         external = None
         if command is not None:
             source = "cmd:" + shlex.join(command)
-            external = NamedPacker(strategy.name, source, spec, timeout, tuple(command))
+            external = NamedPacker(
+                strategy.name, source, spec, timeout, tuple(command), where="--packer"
+            )
         return cls(spec, strategy.name, strategy, parsed.cache, default, external)

@@ -27,9 +27,10 @@ from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.metrics.cell import Citations, cell_metrics
 from packproof.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from packproof.evals.run.executors import Map, executor_map
-from packproof.evals.run.external import external_packer, failed_cell, judged, traced
+from packproof.evals.run.external import close_packers
 from packproof.evals.run.journal import RESULTS, read_results
-from packproof.evals.run.packers import Configured, NamedPacker
+from packproof.evals.run.judge import failed_cell, judged, traced
+from packproof.evals.run.packers import Configured, NamedPacker, start_packers
 from packproof.evals.run.replay import PACK, Chains, finish, previous_pack
 from packproof.evals.run.suites import load_suite
 from packproof.evals.scenarios.format import (
@@ -308,12 +309,11 @@ def run_cells(
     timeout: float = 10.0,
 ) -> list[dict[str, Any]]:
     """Run every cell not yet in ``out_dir/results.jsonl``; return all records.
-    The executor is set up (a Dask scheduler reached) before the run directory
-    is touched, so a failure there never costs earlier results."""
-    if packer is not None:  # fail now, not per cell, when a command cannot start
-        external_packer(list(packer), timeout)
-    for named in config.packers.values():
-        named.start()
+    The executor is set up (a Dask scheduler reached) and every packer command
+    started before the run directory is touched, so a failure there never costs
+    earlier results. The packers this process started are ended when the cells
+    are done, however they end."""
+    start_packers(config.packers, packer, timeout, executor, jobs)
     fn = _TaskRunner(
         config.specs,
         config.budgets,
@@ -324,8 +324,11 @@ def run_cells(
         config.static_prefix_tokens,
         tuple(config.packers.items()),
     )
-    with executor_map(jobs, executor, scheduler) as execute:
-        return _run_into(config, out_dir, execute, fn, resume, progress)
+    try:
+        with executor_map(jobs, executor, scheduler) as execute:
+            return _run_into(config, out_dir, execute, fn, resume, progress)
+    finally:
+        close_packers()
 
 
 def _run_into(

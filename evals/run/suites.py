@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from packproof.evals.scenarios.compile import compile_sources, load_sources, stale_detail
-from packproof.evals.scenarios.format import Scenario, load_compiled, parse_compiled
+from packproof.evals.scenarios.format import Scenario, parse_compiled, read_compiled
 from packproof.packer.errors import InputError
 
 __all__ = ["SOURCE_SUFFIXES", "load_suite", "source_of"]
@@ -57,11 +57,11 @@ def _load(
     if path.suffix in SOURCE_SUFFIXES:
         text = compile_sources(load_sources([path]))[path]
         return tuple(parse_compiled(text, path))
-    scenarios = load_compiled(path)
+    current = read_compiled(path)  # read once: checked, then compared with its source
+    scenarios = parse_compiled(current, path)
     source = source_of(path)
     if source is not None:
         text = compile_sources(load_sources([source]))[source]
-        current = path.read_text("utf-8")
         if current != text:
             raise InputError(
                 "",

@@ -20,14 +20,14 @@ from typing import Any
 
 from jsonschema.exceptions import best_match
 
-from packproof.evals.scenarios.format import ALL, Scenario, Turn
+from packproof.evals.scenarios.format import Scenario, Turn, read_compiled
+from packproof.evals.scenarios.rules import check_references
 from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
 from packproof.evals.schemafiles import validator
-from packproof.packer.errors import InputError, pointer
-from packproof.packer.files import check_target, write_atomic
+from packproof.packer.errors import InputError
+from packproof.packer.files import check_targets, write_files
 from packproof.packer.jsonio import dumps
 from packproof.packer.request import parse_request, request_to_json
-from packproof.packer.strategies import REGISTRY
 
 __all__ = [
     "check_compiled",
@@ -113,7 +113,7 @@ def _build_turns(
                 answers=tuple(str(a) for a in step.get("answers", [])),
             )
         )
-        _check_references(turns[-1], at if "turns" in sc else base, lines)
+        check_references(turns[-1], at if "turns" in sc else base, lines)
     return tuple(turns)
 
 
@@ -169,34 +169,6 @@ def _origin(where: str, base: str, origins: Sequence[str]) -> str:
     ):
         return "/".join([origins[int(parts[2])], *parts[3:]])
     return f"{base}/request{where if where != '/' else ''}"
-
-
-def _check_references(turn: Turn, at: str, lines: LineMap) -> None:
-    """Expectations name registered strategies and existing item ids."""
-    ids = {it["id"] for it in turn.request["items"]}
-    for name in turn.relevant:
-        if name not in ids:
-            raise lines.error(
-                f"{at}/relevant", f"relevant id {name!r} is not an item of the request"
-            )
-    for strategy, exp in turn.expect.items():
-        where = f"{at}/expect{pointer(strategy)}"
-        if strategy != ALL and strategy not in REGISTRY:
-            raise lines.error(
-                where,
-                "expectation names an unknown strategy",
-                expected="one of * " + " ".join(sorted(REGISTRY)),
-                found=strategy,
-            )
-        named = [
-            *exp.get("selected", []),
-            *exp.get("must_include", []),
-            *exp.get("must_exclude", []),
-            *exp.get("reasons", {}),
-        ]
-        for ref in named:
-            if ref not in ids:
-                raise lines.error(where, f"expectation names id {ref!r}, which is not an item")
 
 
 def _load_file(path: Path) -> list[Scenario]:
@@ -269,15 +241,12 @@ def compile_sources(loaded: Mapping[Path, list[Scenario]]) -> dict[Path, str]:
 
 
 def write_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> list[Path]:
-    """Write every mirror atomically (each through a temporary file and a rename)."""
-    written = []
-    for source in texts:  # every target checked before the first is written
-        check_target(compiled_path(source, out_dir), texts)
-    for source, text in texts.items():
-        target = compiled_path(source, out_dir)
-        write_atomic(target, text, inputs=texts)
-        written.append(target)
-    return written
+    """Write every mirror, all or none, each through a temporary file and a
+    rename (every target checked before the first is written)."""
+    targets = [compiled_path(source, out_dir) for source in texts]
+    sources = list(texts)
+    check_targets(targets, sources)  # two sources of one name into one folder among it
+    return write_files(dict(zip(targets, texts.values(), strict=True)), inputs=sources)
 
 
 def _lines_by_id(text: str) -> dict[str, str]:
@@ -315,7 +284,7 @@ def check_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> li
         if not target.exists():
             problems.append(f"{target}: missing (run: packproof scenarios compile)")
             continue
-        current = target.read_text("utf-8")
+        current = read_compiled(target)  # a directory or bytes not UTF-8: one line, exit 2
         if current == text:
             continue
         detail = stale_detail(current, text)

@@ -22,6 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from packproof.evals.scenarios.rules import (
+    ALL,
+    AtLine,
+    FirstItems,
+    check_compiled,
+    check_references,
+    check_replay,
+    first_positions,
+)
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import dumps, loads
 from packproof.packer.pipeline import PackResult, assemble
@@ -38,10 +47,10 @@ __all__ = [
     "load_compiled",
     "pack_turn",
     "parse_compiled",
+    "read_compiled",
 ]
 
 SCENARIOS_SCHEMA_ID: Final = "packproof.scenarios.v1"
-ALL: Final = "*"
 
 
 @dataclass(frozen=True)
@@ -170,68 +179,69 @@ class Scenario:
 _ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]*")  # the scenario id pattern of the schema
 
 
-def load_compiled(path: Path) -> list[Scenario]:
-    """Scenarios from a compiled JSONL file, checked as a hand edit could break it:
-    each line a scenario object with a valid, unique id and at least one turn,
-    whose sha256 still matches its content. A bad line is an error naming it."""
+def read_compiled(path: Path) -> str:
+    """A compiled mirror's text; one :class:`InputError` when it cannot be read
+    (a directory, a missing file) or is not UTF-8 (naming the line)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(
             "", f"cannot read compiled scenarios: {exc.strerror}", source=str(path)
         ) from None
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"byte {exc.start}", "not UTF-8 text", source=str(path)) from None
-    return parse_compiled(text, path)
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"line {line}", f"not UTF-8 text (byte {exc.start})", source=str(path)
+        ) from None
+
+
+def load_compiled(path: Path) -> list[Scenario]:
+    """Scenarios from a compiled JSONL file, checked as strictly as compiling
+    checks the YAML (:func:`parse_compiled`). A bad line is an error naming it."""
+    return parse_compiled(read_compiled(path), path)
 
 
 def parse_compiled(text: str, path: Path) -> list[Scenario]:
-    """Scenarios from compiled JSONL ``text`` (:func:`load_compiled`'s checks;
-    errors name ``path``)."""
+    """Scenarios from compiled JSONL ``text``, each line checked as a hand edit or
+    another tool could break it, before anything runs: a scenario object with a
+    valid, unique id and at least one turn; the shape of
+    ``scenarios.v1.json#/$defs/compiled``; what compiling checks beyond it
+    (:mod:`~packproof.evals.scenarios.rules`); and a sha256 that still matches its content
+    (which a tool that writes suites can recompute: it proves no more than
+    the shape). Each request is checked by the packer when its cell runs.
+    Errors name ``path``, the line and the JSON pointer."""
     out = []
     seen: dict[str, int] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         obj = loads(line, source=f"{path}:{n}")
-        where = f"line {n}"
+        at = AtLine(str(path), n)
         if not isinstance(obj, dict):
-            raise InputError(
-                where,
-                "not a compiled scenario",
-                expected="a JSON object",
-                found=obj,
-                source=str(path),
-            )
-        try:
-            scenario = Scenario.from_json(obj)
-        except (KeyError, TypeError, AttributeError, IndexError) as exc:
-            raise InputError(
-                where, f"not a compiled scenario (bad or missing {exc})", source=str(path)
-            ) from None
-        if not isinstance(scenario.id, str) or not _ID.fullmatch(scenario.id):
-            raise InputError(
-                where,
-                "invalid scenario id",
-                expected=_ID.pattern,
-                found=scenario.id,
-                source=str(path),
-            )
-        if scenario.id in seen:
-            raise InputError(
-                where,
-                f"duplicate scenario id {scenario.id!r} (first on line {seen[scenario.id]})",
-                source=str(path),
-            )
-        seen[scenario.id] = n
-        if not scenario.turns:
-            raise InputError(where, f"scenario {scenario.id!r} has no turns", source=str(path))
-        if obj.get("sha256") != scenario.sha256:
-            raise InputError(
-                where,
-                f"scenario {scenario.id!r} does not match its sha256 (edited by hand, or "
+            raise at.error("/", "not a compiled scenario", expected="a JSON object", found=obj)
+        sid = obj.get("id")
+        if not isinstance(sid, str) or not _ID.fullmatch(sid):
+            raise at.error("/id", "invalid scenario id", expected=_ID.pattern, found=sid)
+        if sid in seen:
+            raise at.error("/id", f"duplicate scenario id {sid!r} (first on line {seen[sid]})")
+        seen[sid] = n
+        if obj.get("turns") == []:
+            raise at.error("/turns", f"scenario {sid!r} has no turns")
+        counts = check_compiled(obj, at)
+        scenario = Scenario.from_json(obj)
+        if any(t.t is not None for t in scenario.turns):
+            check_replay(scenario.turns, counts, at)
+        position = first_positions(obj["items"]) if "items" in obj else None
+        for k, (turn, count) in enumerate(zip(scenario.turns, counts, strict=True)):
+            ids = None if position is None else FirstItems(position, count)
+            check_references(turn, f"/turns/{k}", at, ids)
+        if obj["sha256"] != scenario.sha256:
+            raise at.error(
+                "",
+                f"scenario {sid!r} does not match its sha256 (edited by hand, or "
                 "stale): recompile it with packproof scenarios compile",
-                source=str(path),
             )
         out.append(scenario)
     if not out:

@@ -4,7 +4,9 @@ Built on PyYAML's SafeLoader node graph (never ``yaml.load``), with the checks a
 file from a user needs: UTF-8 text, a size limit, duplicate mapping keys refused
 (PyYAML would silently keep the last), string keys only, and a cap on how many
 values a document may expand to, so an alias bomb ("billion laughs") is an error,
-not an out-of-memory.
+not an out-of-memory. A timestamp written plainly (``date: 2026-11-01``) stays the
+text it is written as: no packproof field is a date object, and SafeLoader's own
+resolver would make it one that no JSON or schema check can take.
 """
 
 from __future__ import annotations
@@ -26,6 +28,19 @@ MAX_DEPTH: Final = 64  # nesting levels; packproof's formats need fewer than 10
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _PLAIN: Final = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _MERGE: Final = "tag:yaml.org,2002:merge"
+_TIMESTAMP: Final = "tag:yaml.org,2002:timestamp"
+
+
+class _TextTimestamps(yaml.SafeLoader):
+    """SafeLoader without its implicit timestamp rule: ``2026-11-01`` resolves to
+    a string, as every YAML 1.2 loader reads it (an explicit ``!!timestamp`` tag
+    still makes a date, which :class:`_Builder` refuses)."""
+
+
+_TextTimestamps.yaml_implicit_resolvers = {  # its own copy: SafeLoader's is left as it is
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 @dataclass
@@ -166,7 +181,7 @@ def load_yaml(
         ) from None
     linemap = LineMap(source)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_TextTimestamps)
     except RecursionError:
         raise InputError("", f"nested deeper than {MAX_DEPTH} levels", source=source) from None
     except yaml.MarkedYAMLError as exc:

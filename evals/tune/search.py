@@ -56,7 +56,7 @@ from packproof.evals.tune.objective import (
 )
 from packproof.packer.cacheaware import CacheAware, check_option
 from packproof.packer.errors import InputError, require
-from packproof.packer.files import write_atomic
+from packproof.packer.files import check_targets, write_files
 from packproof.packer.jsonio import dumps, significant
 from packproof.packer.strategies import build_strategy
 
@@ -233,6 +233,9 @@ def tune(
     candidates, left_out = _candidates(space, strategy, str(space_path))
     if objective is not None:
         _require_replays(config)
+    out = out_root / safe_component(f"{config.name}-{strategy}")
+    files, reads = (out / "tune.json", out / "tune.md"), [config_path, space_path, *config.suites]
+    check_targets(files, reads)  # before the search, which takes the time
     specs = [c.spec for c in candidates]
     grid = dataclasses.replace(config, specs=tuple(dict.fromkeys([default.spec, *specs])))
     with tempfile.TemporaryDirectory(prefix="packproof-tune-") as tmp:
@@ -254,9 +257,8 @@ def tune(
         body = objective_result(records, candidates, default, space, objective, config)
         result = significant({**head, **body})
         markdown = objective_markdown(result)
-    out = out_root / safe_component(f"{config.name}-{strategy}")
-    write_atomic(out / "tune.json", dumps(result, indent=2, prepared=True) + "\n")
-    write_atomic(out / "tune.md", markdown)
+    json_text = dumps(result, indent=2, prepared=True) + "\n"
+    write_files(dict(zip(files, (json_text, markdown), strict=True)), inputs=reads)
     return out, result
 
 

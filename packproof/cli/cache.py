@@ -15,13 +15,14 @@ __all__ = ["add_parsers"]
 
 def cmd_cache(args: argparse.Namespace) -> int:
     # the harness, imported only here
-    from packproof.evals.metrics.cache.files import profile, read_trace, simulate
+    from packproof.evals.metrics.cache.files import profile, simulate
 
     chosen = profile(args.profile, Path(args.profiles) if args.profiles else None)
+    # Streamed: each line is written once its batch is priced, so a bad line
+    # mid-trace stops the output after whole lines, with no totals (docs/metrics.md).
     with cyclic_gc_paused():  # steps and their JSON hold no reference cycles
-        trace = read_trace(args.trace)  # every line checked before anything is written
         write = sys.stdout.write
-        for line in simulate(trace, args.profile, chosen):
+        for line in simulate(args.trace, args.profile, chosen):
             write(line + "\n")
     return EXIT_OK
 
@@ -42,7 +43,9 @@ def add_parsers(sub: Any) -> None:
         '{"chain": "c1", "t": 12.5, "segments": [["id", tokens], ...], '
         '"static_segments": 1, "probe": false}; a segment is its id (a changed text gets '
         "a new id), the first static_segments are the static prefix (default 0), chains "
-        "may interleave and each has its own cache",
+        "may interleave and each has its own cache; a segment id has one token count in its "
+        "chain. Read and priced as a stream: a bad line stops the output (exit 2) after the "
+        "whole lines of the steps before it, without the chains' totals",
     )
     p.add_argument("--profile", required=True, help="a cache profile name, e.g. anthropic, openai")
     p.add_argument(

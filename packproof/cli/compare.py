@@ -9,29 +9,27 @@ from pathlib import Path
 from typing import Any
 
 from packproof.cli.common import EXIT_OK, bounded
+from packproof.packer.files import check_targets
 
 __all__ = ["add_parsers"]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from packproof.evals.compare.files import default_folder, write_comparison
+    from packproof.evals.compare.files import comparison_files, default_folder, write_comparison
     from packproof.evals.compare.model import compare_runs
-    from packproof.evals.compare.pairs import CELLS_FILES
     from packproof.evals.compare.text import terminal
+    from packproof.evals.project import run_files
 
     run_a, run_b = Path(args.run_a), Path(args.run_b)
+    reads = [*run_files(run_a, "run A"), *run_files(run_b, "run B")]
+    if args.out:  # before any work; the default folder is named from the runs' ids
+        check_targets(comparison_files(Path(args.out)), reads)
     cmp = compare_runs(
         run_a, run_b, metrics=args.metric or (), budgets=args.budget or (), alpha=args.alpha
     )
     text = terminal(cmp, verbose=args.verbose)
     out = Path(args.out) if args.out else default_folder(cmp)
-    inputs = [
-        folder / name
-        for path in (run_a, run_b)
-        for folder in [path if path.is_dir() else path.parent]
-        for name in ("summary.json", *CELLS_FILES)
-    ]
-    written = write_comparison(cmp, out, inputs)
+    written = write_comparison(cmp, out, reads)
     print(text, end="")
     print(f"\nwritten: {out}/ ({', '.join(p.name for p in written)})")
     return EXIT_OK

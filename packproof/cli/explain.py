@@ -4,7 +4,9 @@ The scenario is found by id in scenario files (YAML sources, or compiled
 ``.jsonl`` suites); one of its turns is packed as the harness packs it, and
 printed as :func:`packproof.packer.explain.explain_table` prints any pack, with
 the gold ``relevant`` ids starred, the scenario's ``why`` above and the turn's
-expectations for that strategy judged below.
+expectations for that strategy judged below. Every line goes through
+:func:`~packproof.packer.explain.visible`: a scenario's text is a contributor's,
+and its control characters must not drive the reader's terminal.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from packproof.cli.common import EXIT_OK, bounded
 from packproof.packer.errors import InputError
-from packproof.packer.explain import explain_table
+from packproof.packer.explain import explain_table, visible
 
 if TYPE_CHECKING:  # the harness is imported when the command runs, not at start-up
     from packproof.evals.scenarios.format import Scenario
@@ -130,11 +132,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
         f"gold relevant (★): {', '.join(turn.relevant) or 'none'}"
         + (f" (kept {len(relevant & selected)} of {len(relevant)})" if relevant else ""),
         "",
-        explain_table(result, relevant=relevant, limit=args.limit).rstrip("\n"),
+        *explain_table(result, relevant=relevant, limit=args.limit).rstrip("\n").split("\n"),
         "",
         *_expectations(turn, spec, result, own_budget),
     ]
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write("\n".join(map(visible, lines)) + "\n")
     return EXIT_OK
 
 

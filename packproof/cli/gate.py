@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from packproof.cli.common import EXIT_FAIL, EXIT_OK, bounded
 from packproof.packer.errors import InputError
-from packproof.packer.files import check_target, write_atomic
+from packproof.packer.files import Target, check_targets, write_atomic
 
 __all__ = ["add_parsers"]
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
-    import os
+def _step_summary() -> Target | None:
+    """The job summary GitHub Actions names in ``GITHUB_STEP_SUMMARY``, appended to."""
+    named = os.environ.get("GITHUB_STEP_SUMMARY")
+    return Target(Path(named), "append", f"GITHUB_STEP_SUMMARY={named}") if named else None
 
+
+def cmd_gate(args: argparse.Namespace) -> int:
     # the harness, imported only here
-    from packproof.evals.gate import append_step_summary, render_markdown, render_text, run_gate
+    from packproof.evals.gate import append_step_summary, render_markdown, render_text
+    from packproof.evals.gate.run import gate_inputs, judge_gate
     from packproof.evals.project import BASELINE, default_gates
 
     if args.baseline is None:  # the default: where `packproof baseline` writes
@@ -30,20 +36,21 @@ def cmd_gate(args: argparse.Namespace) -> int:
                 source=args.baseline,
             )
     gates = Path(args.gates) if args.gates else default_gates()
-    baseline, current = Path(args.baseline), Path(args.current) if args.current else None
+    current = Path(args.current) if args.current else None
+    inputs = gate_inputs(Path(args.baseline), current, gates)  # the default current found
     markdown = Path(args.markdown) if args.markdown else None
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")  # set by GitHub Actions
-    step_summary = Path(summary_file) if summary_file else None
-    inputs = [p for p in (baseline, current, gates) if p is not None]
-    if markdown is not None:  # refused before any work
-        check_target(markdown, inputs)
-    result = run_gate(baseline, current, gates, significance=args.significance)
-    if markdown is not None or step_summary is not None:
+    job = _step_summary()
+    reads = inputs.reads()
+    # every output, before the gate runs and before a byte is written; the job
+    # summary first, so that --markdown naming it is the one refused
+    check_targets([*([job] if job else []), *([Target(markdown)] if markdown else [])], reads)
+    result = judge_gate(inputs, significance=args.significance)
+    if markdown is not None or job is not None:
         text = render_markdown(result)
         if markdown is not None:
-            write_atomic(markdown, text, inputs=inputs)
-        if step_summary is not None:
-            append_step_summary(step_summary, text)
+            write_atomic(markdown, text, inputs=reads)
+        if job is not None:
+            append_step_summary(job.path, text, inputs=reads)
     sys.stdout.write(render_text(result, verbose=args.verbose))
     return EXIT_OK if result.passed else EXIT_FAIL
 

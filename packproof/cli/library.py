@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from packproof.cli.common import EXIT_OK, bounded, read_json
+from packproof.packer.checks import check_object, check_str
 from packproof.packer.errors import InputError
 from packproof.packer.explain import explain_table
 from packproof.packer.files import check_target, write_atomic
@@ -28,7 +29,26 @@ from packproof.packer.strategies.base import parse_value
 __all__ = ["add_parsers"]
 
 
-def _apply_overrides(request: Any, args: argparse.Namespace) -> Any:
+def _own_strategy(request: dict[str, Any], source: str) -> tuple[str, dict[str, Any]] | None:
+    """The request's own strategy as (name, params), checked as parse_request
+    checks it (errors name the request's file); None when it is of no strategy
+    type, which parse_request then names."""
+    current = request.get("strategy", "chronological")
+    try:
+        if isinstance(current, str):
+            return parse_spec(current, "/strategy")
+        if not isinstance(current, dict):
+            return None
+        check_object(current, "/strategy", frozenset({"name", "params"}))
+        if "name" not in current:
+            raise InputError("/strategy", "missing required field 'name'")
+        name = check_str(current["name"], "/strategy/name", nonempty=True)
+        return name, dict(check_object(current.get("params", {}), "/strategy/params"))
+    except InputError as exc:
+        raise exc.with_source(source) from None
+
+
+def _apply_overrides(request: Any, args: argparse.Namespace, source: str) -> Any:
     """Command-line flags win over the request's own fields."""
     if not isinstance(request, dict):
         return request  # parse_request names the type error
@@ -44,13 +64,10 @@ def _apply_overrides(request: Any, args: argparse.Namespace) -> Any:
             if spec.cache is not None:
                 request["cache_aware"] = spec.cache.to_json()
         else:
-            current = request.get("strategy", "chronological")
-            if isinstance(current, str):
-                name, params = parse_spec(current, "/strategy")
-            elif isinstance(current, dict):
-                name, params = current.get("name", ""), dict(current.get("params", {}))
-            else:
+            own = _own_strategy(request, source)
+            if own is None:
                 return request
+            name, params = own
         for item in args.param:
             key, sep, value = item.partition("=")
             if not sep or not key:
@@ -71,7 +88,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
     # the collector's passes over a 100k-item request's objects find nothing.
     with cyclic_gc_paused():
         raw, source = read_json(args.request)
-        request = parse_request(_apply_overrides(raw, args), source=source)
+        request = parse_request(_apply_overrides(raw, args, source), source=source)
         result = pack(request)
         if args.explain:
             data, end = explain_table(result, limit=args.limit).encode("utf-8"), b""

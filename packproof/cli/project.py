@@ -9,6 +9,7 @@ from typing import Any
 
 from packproof.cli.common import EXIT_OK, add_workers, config_path
 from packproof.packer.errors import InputError
+from packproof.packer.files import Input, check_targets
 
 __all__ = ["add_parsers"]
 
@@ -26,8 +27,10 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from packproof.evals.project import BASELINE, write_baseline  # the harness, only here
+    # the harness, imported only here
+    from packproof.evals.project import BASELINE, baseline_files, write_baseline
 
+    out = Path(args.out)
     if args.run is not None:
         run_flags = {"--config": args.config, "--jobs": args.jobs, "--executor": args.executor}
         given = [flag for flag, value in run_flags.items() if value is not None]
@@ -42,8 +45,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         from packproof.cli.run import verdict
         from packproof.evals.run.evaluate import evaluate
 
+        config = config_path(args)
+        # before the eval runs: the run it records is known after, and checked then
+        check_targets(baseline_files(out), [Input(config, "the eval config")])
         run_dir = evaluate(
-            config_path(args),
+            config,
             out_root=Path("reports"),
             jobs=args.jobs or 2,
             executor=args.executor or "process",
@@ -53,7 +59,6 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         print(line)
         if failed:  # as `packproof eval --no-fail`: the run is what it is, and is recorded
             print("note: the baseline records this run's failing cells as they are")
-    out = Path(args.out)
     recorded = write_baseline(run_dir, out)
     for path in recorded.files:
         print(f"wrote {path}")

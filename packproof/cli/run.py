@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import glob
+import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +28,13 @@ __all__ = ["add_parsers", "verdict"]
 def _config(args: argparse.Namespace) -> Any:
     """The config to run: ``--config`` or ./packproof.yaml, with the suites given
     on the command line (YAML sources or compiled mirrors) in place of its own;
-    with suites and no config at all, the starter config's strategies and budgets."""
-    from packproof.evals.project import CONFIG, DATA
+    with suites and no config at all, the starter config's strategies and budgets
+    on those suites only (its own suites, a project's mirrors, are not looked for)."""
+    from packproof.evals.project import CONFIG
     from packproof.evals.run.config import load_config
 
     if not args.suites:
         return load_config(config_path(args))
-    chosen = Path(args.config) if args.config else Path(CONFIG)
-    config = load_config(chosen if chosen.exists() or args.config else DATA / "packproof.yaml")
     suites = []
     for text in args.suites:
         path = Path(text)
@@ -45,7 +47,26 @@ def _config(args: argparse.Namespace) -> Any:
         raise InputError(
             "", f"two suites named {twice[0]!r}: their cells would collide", source=text
         )
+    chosen = Path(args.config) if args.config else Path(CONFIG)
+    config = load_config(chosen) if chosen.exists() or args.config else _starter(suites)
     return dataclasses.replace(config, suites=tuple(suites))
+
+
+def _starter(suites: Sequence[Path]) -> Any:
+    """The starter config (what ``packproof init`` writes) with ``suites`` as its
+    suites, for ``packproof eval mine.yaml`` outside a project. It is the shipped
+    file that ran: the manifest names it, with the sha256 of its bytes, as it
+    names a config read from disk."""
+    from packproof.evals.project import CONFIG, DATA, STARTER
+    from packproof.evals.run.config import config_from
+    from packproof.evals.scenarios.yamlsafe import load_yaml
+
+    starter = DATA / STARTER[CONFIG]
+    data, _ = load_yaml(starter)
+    # the given files, matched literally (a name may hold glob characters)
+    data = {**data, "suites": [glob.escape(str(p.resolve())) for p in suites]}
+    digest = hashlib.sha256(starter.read_bytes()).hexdigest()
+    return dataclasses.replace(config_from(data, Path.cwd()), source=starter, sha256=digest)
 
 
 def _selection(args: argparse.Namespace) -> Any:

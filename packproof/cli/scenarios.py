@@ -11,7 +11,7 @@ from typing import Any
 
 from packproof.cli.common import EXIT_FAIL, EXIT_OK, bounded
 from packproof.packer.errors import InputError
-from packproof.packer.files import check_target, write_atomic
+from packproof.packer.files import check_target, check_targets, write_atomic
 from packproof.packer.jsonio import dumps
 
 __all__ = ["add_parsers"]
@@ -29,17 +29,21 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from packproof.evals.scenarios.compile import (
         check_compiled,
         compile_sources,
+        compiled_path,
         load_sources,
         write_compiled,
     )
 
-    loaded = load_sources(_scenario_sources(args))
+    sources = _scenario_sources(args)
+    out = Path(args.out) if args.out else None
+    if args.action == "compile":  # every mirror, before any source is read
+        check_targets([compiled_path(p, out) for p in sources], sources)
+    loaded = load_sources(sources)
     count = sum(len(v) for v in loaded.values())
     if args.action == "validate":
         print(f"{count} scenarios in {len(loaded)} files: valid")
         return EXIT_OK
     texts = compile_sources(loaded)
-    out = Path(args.out) if args.out else None
     if args.action == "compile":
         for path in write_compiled(texts, out):
             print(f"wrote {path}")
@@ -121,8 +125,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--gap",
         type=bounded(float, 0, 86_400),
-        default=30.0,
         metavar="SECONDS",
-        help="replay: seconds between two turns of one session (default 30)",
+        help="with --replay: seconds between two turns of one session (default 30; at most "
+        "what keeps each session's turns before the next session's date)",
     )
     p.set_defaults(func=cmd_import)

@@ -15,7 +15,7 @@ from packproof.cli import main
 from packproof.evals.scenarios.compile import load_sources
 from packproof.evals.scenarios.format import pack_turn
 from packproof.packer import PackResult, pack
-from packproof.packer.explain import DECISION_WORDS, explain_rows, explain_table
+from packproof.packer.explain import DECISION_WORDS, explain_rows, explain_table, visible
 from tests.paths import ROOT
 
 REQUEST = {
@@ -205,3 +205,70 @@ def test_bad_input_is_one_line_exit_2(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and needle in captured.err, captured.err
+
+
+# A terminal acts on these: clear the screen, a hidden OSC 8 link, a carriage
+# return that overwrites the line, DEL, a C1 CSI.
+CONTROLS = "\x1b[2J\x1b]8;;http://evil.example\x07click\x1b]8;;\x07\rDEL\x7fC1\x9b31m"
+SHOWN = "\\x1b[2J\\x1b]8;;http://evil.example\\x07click\\x1b]8;;\\x07\\rDEL\\x7fC1\\x9b31m"
+
+
+def assert_no_controls(out: str) -> None:
+    """Nothing a terminal acts on but the line ends and tabs of the table."""
+    assert not [c for c in out if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        (CONTROLS, SHOWN),
+        ("tab\tkept", "tab\tkept"),
+        ("line\nend", "line\\nend"),
+        ("back\\slash \\x1b", "back\\slash \\x1b"),  # already visible: unchanged
+        ("数据 ünïcode", "数据 ünïcode"),
+    ],
+)
+def test_visible_shows_every_control_character_but_tab_as_an_escape(raw: str, shown: str) -> None:
+    assert visible(raw) == shown
+    assert visible(visible(raw)) == visible(raw)
+
+
+def test_explain_shows_a_scenarios_control_characters_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "evil.yaml"
+    scenario = {
+        "id": "controls",
+        "why": f"A why that tries to drive the terminal: {CONTROLS}",
+        "request": {
+            "budget_tokens": 20,
+            "prompt": f"deploy {CONTROLS}",
+            "items": [[f"id{CONTROLS}", "user", 5, f"deploy {CONTROLS}"], ["q", "user", 2, "x"]],
+        },
+        "relevant": [f"id{CONTROLS}"],
+        "expect": {"*": {"selected": [f"id{CONTROLS}"]}},  # wrong: its failure names the id
+    }
+    source.write_text(json.dumps({"schema": "packproof.scenarios.v1", "scenarios": [scenario]}))
+    assert main(["explain", "controls", "--scenarios", str(source), "--strategy", "bm25"]) == 0
+    out = capsys.readouterr().out
+    assert_no_controls(out)
+    assert f"why: A why that tries to drive the terminal: {SHOWN}" in out
+    assert f"gold relevant (★): id{SHOWN}" in out
+    assert "NOT MET" in out and f"id{SHOWN}" in out.split("NOT MET", 1)[1]
+
+
+def test_pack_explain_shows_ids_prompts_and_labels_control_characters_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    request = {
+        "items": [{"id": f"m{CONTROLS}", "role": "user", "text": f"deploy {CONTROLS}"}],
+        "prompt": f"deploy {CONTROLS}",
+        "budget_tokens": 40,
+    }
+    path = tmp_path / "req.json"
+    path.write_text(json.dumps(request), "utf-8")
+    assert main(["pack", str(path), "--strategy", "bm25", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert_no_controls(out)
+    assert out.splitlines()[1].startswith("prompt: deploy \\x1b[2J")
+    assert "m\\x1b[2J" in out  # the id's cell, cut to the column's width

@@ -5,9 +5,11 @@ run recorded as the baseline the gate reads by default, both files or neither.""
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -197,7 +199,7 @@ def test_baseline_never_writes_over_the_runs_own_files(
     run = copy_run(recorded[0], tmp_path)
     before = sorted(p.name for p in run.iterdir())
     assert main(["baseline", "--from", str(run), "--out", str(run)]) == 2
-    assert "is this command's input" in capsys.readouterr().err
+    assert "summary.json: is the run's summary; write elsewhere" in capsys.readouterr().err
     assert sorted(p.name for p in run.iterdir()) == before  # no metrics.csv.gz either
 
 
@@ -209,18 +211,96 @@ def test_a_failed_write_puts_the_previous_baseline_back(
     out.mkdir()
     (out / "summary.json").write_text("old summary\n")
     (out / "metrics.csv.gz").write_bytes(b"old cells")
-    real = project.write_atomic
+    real = os.replace
 
-    def full_disk(path: Path, content: str | bytes, **kw: Any) -> None:
-        if path.name == "summary.json" and content != b"old summary\n":
-            raise InputError("", "cannot write: No space left on device", source=str(path))
-        real(path, content, **kw)
+    def full_disk(src: Any, dst: Any) -> None:  # the summary, after the cells were put in place
+        if Path(dst).name == "summary.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(src, dst)
 
-    monkeypatch.setattr(project, "write_atomic", full_disk)
+    monkeypatch.setattr(os, "replace", full_disk)
     with pytest.raises(InputError, match="No space left"):
         project.write_baseline(run, out)
     assert (out / "summary.json").read_text() == "old summary\n"
     assert (out / "metrics.csv.gz").read_bytes() == b"old cells"
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.csv.gz", "summary.json"]
+
+
+def test_baseline_checks_its_targets_before_running_the_eval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    init_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    Path("taken").write_text("a file, not a folder\n")
+    assert main(["baseline", "--out", "taken", "--jobs", "1", "--quiet"]) == 2
+    assert "Not a directory: 'taken'" in capsys.readouterr().err
+    assert not Path("reports").exists()  # no eval was run
+
+
+def test_init_is_refused_whole_when_a_folder_it_needs_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "scenarios").write_text("not a folder\n")
+    assert main(["init", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Not a directory" in err and "scenarios" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scenarios"]
+    (tmp_path / "scenarios").unlink()
+    assert main(["init", str(tmp_path)]) == 0  # nothing of it left in the way
+
+
+def test_init_undoes_what_it_wrote_when_a_file_appears_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another program writes scenarios/example.yaml between init's check and its
+    write: init writes nothing over it, and takes back the two files (and the
+    folder) it had written, so that it can be run again."""
+    folder = tmp_path / "p"
+    real = os.link
+
+    def racing(src: Any, dst: Any) -> None:
+        if Path(dst).name == "example.yaml":
+            Path(dst).write_text("theirs\n")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "link", racing)
+    assert main(["init", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "example.yaml: appeared while writing" in err
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) == [
+        "scenarios",
+        "scenarios/example.yaml",
+    ]
+    assert (folder / "scenarios/example.yaml").read_text() == "theirs\n"
+    assert not list(tmp_path.rglob("*.tmp"))
+    monkeypatch.undo()
+    (folder / "scenarios/example.yaml").unlink()
+    assert main(["init", str(folder)]) == 0
+    assert sorted(p.name for p in folder.rglob("*.yaml")) == [
+        "example.yaml",
+        "gates.yaml",
+        "packproof.yaml",
+    ]
+
+
+def test_init_leaves_nothing_when_a_write_fails_midway(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "new" / "p"
+    real = os.link
+    calls: list[str] = []
+
+    def failing(src: Any, dst: Any) -> None:  # the third file's write fails
+        calls.append(str(dst))
+        if len(calls) == 3:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "link", failing)
+    assert main(["init", str(folder)]) == 2
+    assert "cannot write: Input/output error" in capsys.readouterr().err
+    assert len(calls) == 3
+    assert list(tmp_path.iterdir()) == []  # the folders it made are gone too
 
 
 def test_baseline_from_a_run_takes_no_eval_options(capsys: pytest.CaptureFixture[str]) -> None:

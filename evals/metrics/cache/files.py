@@ -5,11 +5,18 @@ A trace line is one step, ``{"chain": "c1", "t": 12.5, "segments": [["id",
 tokens], ...], "static_segments": 1, "probe": false}`` (``static_segments``
 optional, default 0; ``probe`` optional, default false: a probe is measured from
 the state the chain has reached and changes nothing). Chains may interleave;
-each has its own cache, and its steps, probes included, must be in time order.
-Every line is checked before any is priced, so bad input writes nothing: it is
-one :class:`InputError` naming the file, line and JSON pointer. Reading makes
-each chain's steps :class:`~packproof.evals.metrics.cache.model.Prompts`, so that
-pricing does no per-segment work.
+each has its own cache, and its steps, probes included, must be in time order;
+a segment id has one token count within its chain (an id stands for one
+content, and the model reads an entry's tokens from the prompt that hits it).
+
+The trace is streamed: read a line at a time, priced a batch of lines at a time
+(:data:`BATCH_LINES`), each result line given out as soon as its batch is
+priced, so memory holds each chain's state (its live cache entries, its segment
+ids and their token counts, its running totals) and one batch, never the trace.
+A bad line is one :class:`InputError` naming the file, the line and the JSON
+pointer; the lines given out before it are whole lines, the results of the
+steps before it, and the chains' totals are not given (their absence, and the
+exit code, say the output is incomplete).
 """
 
 from __future__ import annotations
@@ -17,35 +24,33 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final, NamedTuple
 
-from packproof.evals.metrics.cache.model import (
-    Profile,
-    Prompts,
-    StepCost,
-    chain_totals,
-    price_prompts,
-)
+from packproof.evals.metrics.cache.model import Pricer, Profile, Prompts
 from packproof.evals.metrics.cache.profiles import profiles_from
+from packproof.evals.metrics.cache.totals import RunningTotals
 from packproof.evals.project import DATA
 from packproof.evals.scenarios.yamlsafe import load_yaml
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import dumps, loads, round_float
-from packproof.packer.result import cyclic_gc_paused
 
 __all__ = [
+    "BATCH_LINES",
     "SHIPPED_PROFILES",
-    "Trace",
+    "TraceStep",
     "load_profiles",
     "profile",
-    "read_trace",
+    "read_steps",
     "simulate",
 ]
 
 SHIPPED_PROFILES: Final = DATA / "cache-profiles.yaml"
+# Lines priced together: large enough that pricing runs in its loop, not in
+# per-call set-up; small enough that a batch is a few megabytes at most.
+BATCH_LINES: Final = 1024
 _KEYS: Final = frozenset({"chain", "t", "segments", "static_segments", "probe"})
 _ID, _TOKENS = itemgetter(0), itemgetter(1)
 
@@ -72,35 +77,78 @@ def profile(name: str, path: Path | None = None) -> Profile:
     return profiles[name]
 
 
-@dataclass(frozen=True)
-class Trace:
-    """A checked trace: its lines (as read), and each chain's steps in file
-    order, encoded for pricing."""
+class TraceStep(NamedTuple):
+    """One checked trace line: its number, its JSON object, and the step it is."""
 
-    records: list[dict[str, Any]]
-    chains: dict[str, Prompts]
+    line: int
+    record: dict[str, Any]
+    chain: str
+    t: float
+    ids: list[str]
+    tokens: list[int]
+    static: int
+    probe: bool
 
 
-def read_trace(path: str) -> Trace:
-    """Read and check a trace file (``-``: stdin)."""
-    source = "<stdin>" if path == "-" else path
+class _Seen:
+    """What reading keeps of a chain, to check its next line: its last time and
+    each segment id's token count."""
+
+    __slots__ = ("last_t", "tokens")
+
+    def __init__(self) -> None:
+        self.last_t = -math.inf
+        self.tokens: dict[str, int] = {}
+
+
+@contextmanager
+def _lines(path: str) -> Iterator[IO[bytes]]:
+    if path == "-":
+        yield sys.stdin.buffer
+        return
     try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        stream = Path(path).open("rb")  # noqa: SIM115 (closed below, after the last line)
     except OSError as exc:
-        raise InputError("", f"cannot read file: {exc.strerror}", source=source) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"line {line}", "not UTF-8 text", source=source) from None
-    records: list[dict[str, Any]] = []
-    chains: dict[str, Prompts] = {}
-    # Parsed JSON and priced steps hold no reference cycles; the collector,
-    # set off again and again by the allocations, tripled the reading time.
-    with cyclic_gc_paused():
-        for number, line in enumerate(text.split("\n"), 1):
-            _read_line(line, number, source, records, chains)
-    if not records:
+        raise InputError("", f"cannot read file: {exc.strerror}", source=path) from None
+    with stream:
+        yield stream
+
+
+def read_steps(path: str) -> Iterator[TraceStep]:
+    """The trace's steps (``path``, or ``-`` for stdin), one line read at a time
+    and checked before it is given: its JSON and fields (:func:`_step`), its
+    chain's time order, and each segment id's one token count in its chain."""
+    source = "<stdin>" if path == "-" else path
+    seen: dict[str, _Seen] = {}
+    with _lines(path) as stream:
+        number = 0
+        try:
+            for number, raw in enumerate(stream, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    record = loads(raw.decode("utf-8"))
+                    t, ids, tokens, static, probe = _step(record)
+                except UnicodeDecodeError as exc:
+                    where = f"line {number}"
+                    raise InputError(
+                        where, f"not UTF-8 text (byte {exc.start} of the line)"
+                    ) from None
+                except InputError as exc:
+                    raise _at_line(exc, number, source) from None
+                chain = record["chain"]
+                state = seen.get(chain)
+                if state is None:
+                    state = seen[chain] = _Seen()
+                _check_chain(state, number, chain, t, ids, tokens)
+                yield TraceStep(number, record, chain, t, ids, tokens, static, probe)
+        except InputError as exc:
+            raise exc if exc.source else exc.with_source(source) from None
+        except OSError as exc:  # a directory, a read error mid-file
+            raise InputError(
+                f"line {number + 1}", f"cannot read file: {exc.strerror}", source=source
+            ) from None
+    if not seen:
         raise InputError(
             "",
             "the trace has no steps",
@@ -108,39 +156,31 @@ def read_trace(path: str) -> Trace:
             found="nothing",
             source=source,
         )
-    return Trace(records, chains)
 
 
-def _read_line(
-    line: str,
-    number: int,
-    source: str,
-    records: list[dict[str, Any]],
-    chains: dict[str, Prompts],
+def _check_chain(
+    state: _Seen, number: int, chain: str, t: float, ids: list[str], tokens: list[int]
 ) -> None:
-    if not line.strip():
-        return
-    try:
-        record = loads(line)
-        t, ids, tokens, static, probe = _step(record)
-    except InputError as exc:
-        raise _at_line(exc, number, source) from None
-    prompts = chains.get(record["chain"])
-    if prompts is None:
-        prompts = chains[record["chain"]] = Prompts()
-    if prompts.codes and t < prompts.t[-1]:
+    if t < state.last_t:
         raise InputError(
             f"line {number} /t",
-            f"out of time order in chain {record['chain']!r}",
-            expected=f"t >= {prompts.t[-1]:.15g}",
+            f"out of time order in chain {chain!r}",
+            expected=f"t >= {state.last_t:.15g}",
             found=t,
-            source=source,
         )
-    try:
-        prompts.add(t, ids, tokens, static, probe)
-    except ValueError as exc:  # (the checks above leave only a total past 2**63)
-        raise InputError(f"line {number} /segments", str(exc), source=source) from None
-    records.append(record)
+    state.last_t = t
+    # each id's first count, given back for each segment: C-speed, and a
+    # mismatch is the rare case that walks the segments to name the first
+    counts = state.tokens
+    if list(map(counts.setdefault, ids, tokens)) != tokens:
+        i = next(i for i, (x, n) in enumerate(zip(ids, tokens, strict=True)) if counts[x] != n)
+        raise InputError(
+            f"line {number} /segments/{i}/1",
+            f"segment {ids[i]!r} has another token count than earlier in chain {chain!r} "
+            "(a segment id stands for one content)",
+            expected=f"{counts[ids[i]]}, its count before",
+            found=tokens[i],
+        )
 
 
 def _at_line(exc: InputError, number: int, source: str) -> InputError:
@@ -217,22 +257,59 @@ def _bad_segment(segments: list[Any]) -> None:
             )
 
 
-def simulate(trace: Trace, name: str, chosen: Profile) -> Iterator[str]:
+class _Chain:
+    """A chain being priced: its steps of the batch, its cache, its totals."""
+
+    __slots__ = ("pricer", "prompts", "totals")
+
+    def __init__(self, chosen: Profile) -> None:
+        self.prompts, self.pricer, self.totals = Prompts(), Pricer(chosen), RunningTotals()
+
+
+def simulate(path: str, name: str, chosen: Profile) -> Iterator[str]:
     """The output lines: each step as read plus its ``cached``, ``written``,
-    ``uncached``, ``cost`` and ``prefix_break``, in file order; then one
-    ``{"chain", "profile", "total"}`` line per chain, in order of first appearance,
-    whose ``total`` sums the conversation steps and, in ``probes``, the probes."""
-    costs = {chain: price_prompts(steps, chosen) for chain, steps in trace.chains.items()}
-    position = dict.fromkeys(costs, 0)
-    for record in trace.records:
-        chain = record["chain"]
-        cost: StepCost = costs[chain][position[chain]]
-        position[chain] += 1
-        out = dict(record)
-        if isinstance(out["t"], float):
-            out["t"] = round_float(out["t"])
-        out["cached"], out["written"], out["uncached"] = cost.cached, cost.written, cost.uncached
-        out["cost"], out["prefix_break"] = round_float(cost.cost), cost.prefix_break
-        yield dumps(out, prepared=True)
-    for chain, chain_costs in costs.items():
-        yield dumps({"chain": chain, "profile": name, "total": chain_totals(chain_costs).to_json()})
+    ``uncached``, ``cost`` and ``prefix_break``, in file order, a batch of lines
+    at a time; then one ``{"chain", "profile", "total"}`` line per chain, in
+    order of first appearance, whose ``total`` sums the conversation steps and,
+    in ``probes``, the probes. A bad line raises :class:`InputError` when it is
+    read (see the module docstring)."""
+    chains: dict[str, _Chain] = {}
+    batch: list[tuple[dict[str, Any], _Chain]] = []
+    for step in read_steps(path):
+        chain = chains.get(step.chain)
+        if chain is None:
+            chain = chains[step.chain] = _Chain(chosen)
+        try:
+            chain.prompts.add(step.t, step.ids, step.tokens, step.static, step.probe)
+        except ValueError as exc:  # (the checks above leave only a total past 2**63)
+            where = f"line {step.line} /segments"
+            raise InputError(where, str(exc), source="<stdin>" if path == "-" else path) from None
+        batch.append((step.record, chain))
+        if len(batch) >= BATCH_LINES:
+            yield from _priced(batch)
+            batch.clear()
+    yield from _priced(batch)
+    for chain_name, chain in chains.items():
+        total = chain.totals.result().to_json()
+        yield dumps({"chain": chain_name, "profile": name, "total": total})
+
+
+def _priced(batch: list[tuple[dict[str, Any], _Chain]]) -> Iterator[str]:
+    """Price each chain's steps of the batch, then give the batch's lines in order."""
+    costs = {}
+    for chain in dict.fromkeys(c for _, c in batch):
+        priced = chain.pricer.price(chain.prompts)
+        chain.prompts.clear()
+        chain.totals.add(priced)
+        costs[chain] = iter(priced)
+    for record, chain in batch:
+        cost = next(costs[chain])
+        if isinstance(record["t"], float):
+            record["t"] = round_float(record["t"])
+        record["cached"], record["written"], record["uncached"] = (
+            cost.cached,
+            cost.written,
+            cost.uncached,
+        )
+        record["cost"], record["prefix_break"] = round_float(cost.cost), cost.prefix_break
+        yield dumps(record, prepared=True)

@@ -27,27 +27,35 @@ reached (expiry at its time, then H, W, U and the cost), but it refreshes and
 writes nothing: later steps are priced as if it were not there, its prefix break
 compares it with the last conversation step, and :func:`chain_totals` sums it apart.
 
-Reading makes each step a row of :class:`Prompts` (the only per-segment work);
-pricing a row is then a fixed amount of Python plus C-speed bisection, slicing and
-memcmp (docs/metrics.md, "Prompt-cache model"), checked by tests/evals/metrics/cache/test_cache.py
-against a direct transcription of the rules above.
+The model relies on a segment id standing for one content, so for one token
+count within a chain: ``packproof cache simulate`` refuses a trace that gives an
+id two counts (files.py).
+
+Reading makes each step a row of :class:`Prompts` (prompts.py: the only
+per-segment work); pricing a row is then a fixed amount of Python plus C-speed
+bisection, slicing and memcmp (docs/metrics.md, "Prompt-cache model"), checked
+by tests/evals/metrics/cache/test_cache.py against a direct transcription of
+the rules above. A :class:`Pricer` keeps one chain's cache between batches of
+rows; a chain's totals are in totals.py.
 """
 
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate, compress
-from operator import itemgetter
-from typing import Any, Final, Literal, NamedTuple
+from itertools import compress
+from typing import Final, Literal
+
+from packproof.evals.metrics.cache.prompts import Prompts, Step
+from packproof.evals.metrics.cache.totals import ChainTotals, StepCost, Totals, chain_totals
 
 __all__ = [
     "MODES",
     "ChainTotals",
     "Mode",
+    "Pricer",
     "Profile",
     "Prompts",
     "Step",
@@ -60,7 +68,6 @@ __all__ = [
 
 Mode = Literal["breakpoints", "prefix"]
 MODES: Final[tuple[Mode, ...]] = ("breakpoints", "prefix")
-_ID, _TOKENS = itemgetter(0), itemgetter(1)
 _row = tuple.__new__  # a NamedTuple without its Python-level __new__: half the cost
 # sorts after every prompt (a code starts with chr(0x10FFFF) only past 1.2e12 ids,
 # more than memory holds), so that keys[i] always exists
@@ -100,99 +107,6 @@ class Profile:
             raise ValueError("min_tokens and lookback must be >= 0, granularity >= 1")
 
 
-class Step(NamedTuple):
-    """One prompt of a chain: its time (seconds), its segments ``(id, tokens)`` in
-    order, its static prefix (segments), and whether it is a probe."""
-
-    t: float
-    segments: Sequence[tuple[str, int]]
-    static_segments: int = 0
-    probe: bool = False
-
-
-class StepCost(NamedTuple):
-    """One step's tokens cached H, written W and uncached U (H + W + U = N), its
-    cost read*H + write*W + U (input-token units), whether a break, a probe."""
-
-    cached: int
-    written: int
-    uncached: int
-    cost: float
-    prefix_break: bool
-    probe: bool = False
-
-
-class _Codes(dict[str, str]):
-    """Segment id -> a two-character code, first seen first numbered."""
-
-    def __missing__(self, key: str) -> str:
-        code = self[key] = _code(len(self))
-        return code
-
-
-def _code(number: int) -> str:
-    return chr(number // 0x110000) + chr(number % 0x110000)
-
-
-class Prompts:
-    """One chain's steps as the pricer reads them, a compact column each, added in
-    time order. Step i has ``t[i]``; ``codes[i]``, its ids as two-character codes
-    (first seen, first numbered), so its first k segments are ``codes[i][: 2 * k]``;
-    ``cum[start[i] + k]``, their tokens; ``static[i]`` (0 when the whole prompt:
-    no breakpoint of its own); ``known[i]``, how many leading segments have ids an
-    earlier step had (no entry shares more); ``probe[i]``."""
-
-    def __init__(self) -> None:
-        self._codes = _Codes()
-        self.t, self.cum, self.start = array("d"), array("q"), array("q")
-        self.static, self.known = array("q"), array("q")
-        self.codes: list[str] = []
-        self.probe: list[bool] = []
-
-    @classmethod
-    def of(cls, steps: Iterable[Step]) -> Prompts:
-        prompts = cls()
-        for t, segments, static, probe in steps:
-            prompts.add(t, map(_ID, segments), map(_TOKENS, segments), static, probe)
-        return prompts
-
-    def add(
-        self, t: float, ids: Iterable[str], tokens: Iterable[int], static: int, probe: bool
-    ) -> None:
-        """Raises ValueError on no segments, a static prefix past them, 2**63
-        tokens, or a time earlier than the step before (checked here, once per
-        chain, not once per profile priced)."""
-        last_t = self.t[-1] if self.t else -math.inf
-        if not t >= last_t:  # NaN fails this too
-            raise ValueError(f"step at t={t!r} comes after one at t={last_t!r}")
-        numbered, start, cum = len(self._codes), len(self.cum), list(accumulate(tokens, initial=0))
-        n = len(cum) - 1
-        if not n or not 0 <= static <= n:
-            raise ValueError(f"a step needs segments and 0 <= static_segments <= {n}")
-        try:  # (all or nothing)
-            self.cum.fromlist(cum)
-        except OverflowError:
-            raise ValueError("a prompt of 2**63 tokens or more") from None
-        codes = "".join(map(self._codes.__getitem__, ids))
-        known = n
-        if len(self._codes) > numbered:  # where the first id new to the chain is
-            first = _code(numbered)
-            known = codes.find(first)
-            while known & 1:  # (a match across two codes)
-                known = codes.find(first, known + 1)
-            known >>= 1
-        self.t.append(t)
-        self.codes.append(codes)
-        self.start.append(start)
-        self.static.append(static if static < n else 0)
-        self.known.append(known)
-        self.probe.append(probe)
-
-    def rows(self) -> Iterator[tuple[float, str, int, int, int, bool]]:
-        """(t, codes, start, static, known, probe) per step."""
-        return zip(self.t, self.codes, self.start, self.static, self.known, self.probe, strict=True)
-
-
 def price_chain(steps: Iterable[Step], profile: Profile) -> list[StepCost]:
     """Price a chain of steps, in time order, under ``profile``, from an empty cache.
     Raises ValueError on a step with no segments, a static prefix past the
@@ -203,16 +117,39 @@ def price_chain(steps: Iterable[Step], profile: Profile) -> list[StepCost]:
 def price_prompts(prompts: Prompts, profile: Profile) -> list[StepCost]:
     """:func:`price_chain` for a chain already encoded (priced under many profiles);
     :meth:`Prompts.add` has checked the time order."""
-    return (_price_prefix if profile.mode == "prefix" else _price_breakpoints)(prompts, profile)
+    return Pricer(profile).price(prompts)
 
 
-def _price_breakpoints(prompts: Prompts, profile: Profile) -> list[StepCost]:
+class Pricer:
+    """One chain's cache under ``profile``, from empty: :meth:`price` prices the
+    steps of ``prompts`` and leaves the cache as they left it, so a chain read a
+    batch at a time (each batch then :meth:`Prompts.clear`-ed) is priced as if
+    whole. What it holds does not grow with the chain: the live entries (dead
+    ones are swept), the last conversation prompt, and where the static entry is."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.keys, self.untils = (
+            ["", _TOP],
+            [math.inf, math.inf],
+        )  # entries, sorted, between sentinels
+        self.sweep_at = self.latest = -math.inf  # the next sweep; the latest expiry set
+        self.prev, self.static_at = "", 0  # the last conversation prompt; the static entry's index
+
+    def price(self, prompts: Prompts) -> list[StepCost]:
+        """The costs of the steps in ``prompts``, which continue the chain."""
+        return (_price_prefix if self.profile.mode == "prefix" else _price_breakpoints)(
+            prompts, self
+        )
+
+
+def _price_breakpoints(prompts: Prompts, state: Pricer) -> list[StepCost]:
+    profile = state.profile
     read, write, ttl, min_tokens = profile.read, profile.write, profile.ttl_s, profile.min_tokens
     lookback, refresh = profile.lookback, profile.refresh_on_hit
     static_bp = profile.static_breakpoint
-    keys, untils = ["", _TOP], [math.inf, math.inf]  # entries, sorted, between sentinels
-    sweep_at = latest = -math.inf
-    prev, s = "", 0  # the last conversation prompt; where the static entry was last seen
+    keys, untils = state.keys, state.untils
+    sweep_at, latest, prev, s = state.sweep_at, state.latest, state.prev, state.static_at
     out: list[StepCost] = []
     append, cum = out.append, prompts.cum
     for t, p, base, static, known, probe in prompts.rows():
@@ -271,6 +208,7 @@ def _price_breakpoints(prompts: Prompts, profile: Profile) -> list[StepCost]:
                     untils.insert(s, until)
             untils[s] = until
         prev = p
+    state.sweep_at, state.latest, state.prev, state.static_at = sweep_at, latest, prev, s
     return out
 
 
@@ -287,12 +225,12 @@ def _scan(
     return 0, 0
 
 
-def _price_prefix(prompts: Prompts, profile: Profile) -> list[StepCost]:
+def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
+    profile = state.profile
     read, write, ttl = profile.read, profile.write, profile.ttl_s
     min_tokens, granularity = profile.min_tokens, profile.granularity
-    keys, untils = ["", _TOP], [math.inf, math.inf]  # prompts sent, sorted, between sentinels
-    sweep_at = latest = -math.inf
-    prev = ""
+    keys, untils = state.keys, state.untils  # here the prompts sent
+    sweep_at, latest, prev = state.sweep_at, state.latest, state.prev
     out: list[StepCost] = []
     append, cum = out.append, prompts.cum
     for t, p, base, static, known, probe in prompts.rows():
@@ -335,6 +273,7 @@ def _price_prefix(prompts: Prompts, profile: Profile) -> list[StepCost]:
             keys.insert(i, p)
             untils.insert(i, latest)
         prev = p
+    state.sweep_at, state.latest, state.prev = sweep_at, latest, prev
     return out
 
 
@@ -369,51 +308,3 @@ def _sweep(keys: list[str], untils: list[float], t: float, latest: float) -> Non
         alive = [until > t for until in untils]
         keys[:] = compress(keys, alive)
         untils[:] = compress(untils, alive)
-
-
-@dataclass(frozen=True)
-class Totals:
-    """Sums over steps. ``cache_hit_rate`` = cached / input_tokens and
-    ``relative_cost`` = cost / input_tokens (null when there are no tokens)."""
-
-    steps: int
-    input_tokens: int
-    cached: int
-    written: int
-    uncached: int
-    cost: float
-    cache_hit_rate: float | None
-    relative_cost: float | None
-
-    @staticmethod
-    def of(costs: Sequence[StepCost]) -> Totals:
-        cached, written = sum(c.cached for c in costs), sum(c.written for c in costs)
-        uncached = sum(c.uncached for c in costs)
-        cost, tokens = math.fsum(c.cost for c in costs), cached + written + uncached
-        rates = (cached / tokens, cost / tokens) if tokens else (None, None)
-        return Totals(len(costs), tokens, cached, written, uncached, cost, *rates)
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v.to_json() if isinstance(v, Totals) else v for k, v in vars(self).items()}
-
-
-@dataclass(frozen=True)
-class ChainTotals(Totals):
-    """A chain's sums over its conversation steps, its prefix breaks (``first_break``:
-    the first's index among those steps, or null), and its probes' sums apart."""
-
-    prefix_breaks: int
-    first_break: int | None
-    probes: Totals
-
-
-def chain_totals(costs: Sequence[StepCost]) -> ChainTotals:
-    """A chain's totals: its conversation steps', and its probes' in ``probes``."""
-    conversation = [c for c in costs if not c.probe]
-    breaks = [i for i, c in enumerate(conversation) if c.prefix_break]
-    return ChainTotals(
-        **vars(Totals.of(conversation)),
-        prefix_breaks=len(breaks),
-        first_break=breaks[0] if breaks else None,
-        probes=Totals.of([c for c in costs if c.probe]),
-    )

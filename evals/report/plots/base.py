@@ -25,6 +25,11 @@ from typing import Any, Final
 
 from packproof.evals.report.model import ReportContext
 from packproof.evals.report.plots.colours import colours_for
+from packproof.evals.report.plots.configdir import ready
+
+# Before anything imports matplotlib (``packproof eval`` checks its extras first):
+# its folders settled, its import quiet (configdir.py says why).
+ready()
 
 __all__ = [
     "concentric",

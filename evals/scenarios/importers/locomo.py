@@ -16,20 +16,25 @@ question has no answer), and the turn is tagged with its category by name
 request's ``ts`` is the last session's date (items carry no time of their own in
 ``packproof.request.v1``).
 
-Evidence ids are checked against the conversation: a malformed entry such as
-``"D8:6; D9:17"`` is split into the ids it holds (counted: malformed, recovered);
-an id naming no turn is dropped (counted: dangling). Neither stops the import.
-The data's licence is CC BY-NC 4.0: write the output outside the repository.
+Every dialogue turn becomes an item, so a turn that cannot be one is refused
+with the file and its JSON pointer, never dropped: a session that is not a list
+of turns, a turn that is not an object, a ``dia_id`` that is missing, null,
+empty or not a string, and a ``dia_id`` an earlier turn has. Evidence ids are
+checked against the conversation: a malformed entry such as ``"D8:6; D9:17"``
+is split into the ids it holds (counted: malformed, recovered); an id naming no
+turn is dropped (counted: dangling). Neither stops the import. The data's
+licence is CC BY-NC 4.0: write the output outside the repository.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from packproof.evals.scenarios.format import Scenario, Turn
 from packproof.packer.errors import InputError
@@ -54,15 +59,52 @@ _DATE_TIME: Final = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
 
 
 def _sessions(conv: Mapping[str, Any]) -> list[tuple[int, list[dict[str, Any]], str | None]]:
-    """(number, turns, date) of every session, in session order."""
+    """(number, turns, date) of every session, in session order. A session is a
+    list of turns, each an object with its own ``dia_id`` (a non-empty string
+    no other turn has): anything else is refused (pointers from the
+    conversation object)."""
     out = []
+    seen: dict[str, str] = {}
     for key, turns in conv.items():
         match = _SESSION.fullmatch(key)
-        if match and isinstance(turns, list):
-            number = int(match.group(1))
-            date = conv.get(f"session_{number}_date_time")
-            out.append((number, turns, str(date) if date else None))
+        if not match:
+            continue
+        if not isinstance(turns, list):
+            raise InputError(
+                f"/conversation/{key}",
+                "a session is a list of dialogue turns",
+                expected="an array",
+                found=turns,
+            )
+        for i, turn in enumerate(turns):
+            _check_turn(turn, f"{key}/{i}", seen)
+        number = int(match.group(1))
+        date = conv.get(f"session_{number}_date_time")
+        out.append((number, turns, str(date) if date else None))
     return sorted(out, key=lambda s: s[0])
+
+
+def _check_turn(turn: Any, where: str, seen: dict[str, str]) -> None:
+    """A dialogue turn (``session_N/i``): an object whose ``dia_id`` names it
+    alone (its item's id, and what evidence cites)."""
+    at = f"/conversation/{where}"
+    if not isinstance(turn, dict):
+        raise InputError(at, "not a dialogue turn", expected="an object", found=turn)
+    ident = turn.get("dia_id")
+    if not isinstance(ident, str) or not ident:
+        raise InputError(
+            f"{at}/dia_id",
+            "a dialogue turn needs its dia_id (its item's id)",
+            expected="a non-empty string like 'D1:3'",
+            found=ident,
+        )
+    if ident in seen:
+        raise InputError(
+            f"{at}/dia_id",
+            f"dia_id {ident!r} is already the id of the turn at {seen[ident]}: each turn is "
+            "one item, named by its own dia_id",
+        )
+    seen[ident] = where
 
 
 def _session_start(conv: Mapping[str, Any], number: int, where: str) -> datetime:
@@ -79,23 +121,35 @@ def _session_start(conv: Mapping[str, Any], number: int, where: str) -> datetime
         ) from None
 
 
+class _Room(NamedTuple):
+    """The largest ``--gap`` a conversation's replay takes: with a longer one,
+    the last turn of ``session`` (of ``turns`` turns) would come after the
+    start of session ``following``, ``apart`` seconds after its own."""
+
+    gap: float
+    sample: str
+    session: int
+    turns: int
+    following: int
+    apart: float
+    late: bool  # whether the gap asked for is past it
+
+
 def _replay_turns(
     sample: Mapping[str, Any], c: int, normal: Mapping[str, Any], gap_s: float, path: Path
-) -> list[Turn]:
+) -> tuple[list[Turn], _Room | None]:
     """Every dialogue turn as a replay step: it appends its item and packs with
     its text as the prompt. Its time is its session's start (seconds after the
     first session's) plus ``gap_s`` per earlier turn of the session, so the cache
-    goes cold between sessions as it would."""
+    goes cold between sessions as it would. Also the conversation's tightest
+    :class:`_Room` for ``gap_s`` (none with one session)."""
     conv = sample["conversation"]
     items = normal["items"]
     position = {it["id"]: i for i, it in enumerate(items)}
     first: datetime | None = None
-    turns: list[Turn] = []
-    latest = 0
+    sessions: list[tuple[int, float, list[int]]] = []  # number, start (s), item positions
     for number, session, _date in _sessions(conv):
-        ids = [str(t.get("dia_id", "")) if isinstance(t, dict) else "" for t in session]
-        at = [position[i] for i in ids if i in position]
-        if not at:
+        if not session:
             continue
         try:
             start = _session_start(conv, number, f"/{c}")
@@ -103,17 +157,20 @@ def _replay_turns(
             raise exc.with_source(str(path)) from None
         first = first or start
         base = (start - first).total_seconds()
-        if turns and turns[-1].t is not None and base < turns[-1].t:
+        if sessions and base < sessions[-1][1]:
             raise InputError(
                 f"/{c}/conversation/session_{number}_date_time",
                 "sessions out of time order (a replay needs steps in time order)",
-                expected=f"a start >= {turns[-1].t:g} s after the first session",
+                expected=f"a start >= {sessions[-1][1]:g} s after the first session",
                 found=conv.get(f"session_{number}_date_time"),
                 source=str(path),
             )
+        sessions.append((number, base, [position[t["dia_id"]] for t in session]))
+    turns: list[Turn] = []
+    rooms: list[_Room] = []
+    latest = 0
+    for (number, base, at), after in zip(sessions, [*sessions[1:], None], strict=True):
         for k, i in enumerate(at):
-            if turns and len(turns[-1].request["items"]) > i:
-                continue  # a repeated dia_id: its item was sent with its first turn
             latest = max(latest, items[i]["turn"])  # as parse_request would default it
             request = {
                 **normal,
@@ -122,7 +179,31 @@ def _replay_turns(
                 "current_turn": latest,
             }
             turns.append(Turn(request, (), {}, ("step",), t=base + k * gap_s))
-    return turns
+        if after is not None and len(at) > 1:
+            apart = after[1] - base
+            late = turns[-1].t is not None and turns[-1].t > after[1]
+            name = str(sample.get("sample_id", f"conv-{c}"))
+            room = _Room(apart / (len(at) - 1), name, number, len(at), after[0], apart, late)
+            rooms.append(room)
+    return turns, min(rooms, default=None)
+
+
+def _check_gap(rooms: Sequence[_Room], gap_s: float, path: Path) -> None:
+    """Refuse a ``--gap`` that puts a session's last turn after the next
+    session's start (its steps would go back in time), naming the session that
+    binds and the largest gap the whole file takes."""
+    if not any(r.late for r in rooms):
+        return
+    tight = min(rooms)  # late too: its room is the smallest
+    raise InputError(
+        "--gap",
+        f"{gap_s:g} s between two turns of a session puts the last of the {tight.turns} turns "
+        f"of {tight.sample}'s session {tight.session} after session {tight.following}, which "
+        f"starts {tight.apart:g} s after it: a replay keeps its steps in time order",
+        expected=f"--gap <= {math.floor(tight.gap * 1000) / 1000:g} for this file",
+        found=gap_s,
+        source=str(path),
+    )
 
 
 def _string(value: Any, where: str) -> str:
@@ -142,13 +223,9 @@ def _items(sample: Mapping[str, Any], with_summaries: bool) -> list[dict[str, An
     }
     summaries = sample.get("session_summary") or {}
     items: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for number, turns, _date in _sessions(conv):
+    for number, turns, _date in _sessions(conv):  # every turn an object with its own dia_id
         for i, turn in enumerate(turns):
-            ident = str(turn.get("dia_id", "")) if isinstance(turn, dict) else ""
-            if not ident or ident in seen:  # a repeated dia_id keeps its first turn
-                continue
-            seen.add(ident)
+            ident = turn["dia_id"]
             at = f"/conversation/session_{number}/{i}"
             text = _string(turn.get("text"), f"{at}/text")  # null: an empty text
             caption = _string(turn.get("blip_caption"), f"{at}/blip_caption")
@@ -199,17 +276,25 @@ def import_locomo(
     with_summaries: bool = False,
     token_counter: str = "lcm",
     replay: bool = False,
-    gap_s: float = DEFAULT_GAP_S,
+    gap_s: float | None = None,
 ) -> tuple[list[Scenario], dict[str, Any]]:
     """Scenarios from a LoCoMo file (original format), and a report of what
     was found: conversations, questions, items, and evidence problems. With
-    ``replay``, each conversation is a replay (:func:`_replay_turns`)."""
+    ``replay``, each conversation is a replay (:func:`_replay_turns`), its
+    turns ``gap_s`` apart within a session (default :data:`DEFAULT_GAP_S`)."""
     if replay and with_summaries:
         raise InputError(
             "--with-summaries",
             "a replay's steps are the dialogue turns; session summaries are not sent in it",
             source="usage",
         )
+    if gap_s is not None and not replay:
+        raise InputError(
+            "--gap",
+            "only a replay times its turns: give --replay too, or leave out --gap",
+            source="usage",
+        )
+    gap = DEFAULT_GAP_S if gap_s is None else gap_s
     try:
         data = loads(path.read_bytes(), source=str(path))
     except OSError as exc:
@@ -225,6 +310,7 @@ def import_locomo(
     counts: Counter[str] = Counter()
     scenarios: list[Scenario] = []
     seen_ids: dict[str, int] = {}
+    rooms: list[_Room] = []
     for c, sample in enumerate(data):
         if (
             not isinstance(sample, dict)
@@ -270,9 +356,10 @@ def import_locomo(
             base["ts"] = dates[-1]  # the questions come after the last session
         normal = request_to_json(parse_request(base), with_strategy=False)
         turns = []
-        steps = _replay_turns(sample, c, normal, gap_s, path) if replay else []
+        steps, room = _replay_turns(sample, c, normal, gap, path) if replay else ([], None)
+        rooms += [room] if room else []
         turns.extend(steps)
-        asked_at = steps[-1].t + gap_s if steps and steps[-1].t is not None else None
+        asked_at = steps[-1].t + gap if steps and steps[-1].t is not None else None
         for qa in sample["qa"]:
             if not isinstance(qa, dict):
                 counts["malformed_questions"] += 1
@@ -313,4 +400,5 @@ def import_locomo(
             )
         counts["conversations"] += 1
         counts["items"] += len(items)
+    _check_gap(rooms, gap, path)
     return scenarios, {"file": path.name, **dict(sorted(counts.items()))}

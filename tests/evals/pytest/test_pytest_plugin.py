@@ -14,6 +14,8 @@ import pytest
 # (it drops modules first imported during a run).
 import packproof.evals.pytest.verdict  # noqa: F401
 from packproof.evals.scenarios.format import load_compiled
+from tests.evals.run.test_faults import wait_groups_gone
+from tests.evals.run.test_process import FORKER
 from tests.paths import ROOT
 
 pytest_plugins = ["pytester"]
@@ -79,6 +81,16 @@ def a_result(request):
 
 def stranger(request):
     return _pack(request, [{**request["items"][0], "id": "zz"}])
+
+
+def twice(request):
+    return _pack(request, request["items"][-1:] * 2)
+
+
+def trace_stranger(request):
+    pack = packproof.pack(request).to_dict()
+    pack["trace"]["candidates"][0]["id"] = "zz"
+    return pack
 
 
 not_callable = 3
@@ -227,6 +239,8 @@ def test_a_packer_that_raises_shows_its_own_traceback(user: pytest.Pytester) -> 
         ("not_a_pack", "failed: * answer is not a ContextPack v1: /: 'meta' is a required*"),
         ("a_result", "failed: * returned a PackResult, not its ContextPack v1 dict*"),
         ("stranger", "failed: * answer packs ids the request does not have: ['zz']"),
+        ("twice", "failed: * answer packs ids more than once: ['m3']"),
+        ("trace_stranger", "failed: * answer has a trace naming ids the request does not have*"),
     ],
 )
 def test_an_invalid_pack_fails_the_case_saying_why(
@@ -299,6 +313,24 @@ def test_cases_are_selected_with_k_like_any_test(user: pytest.Pytester) -> None:
         (["--packproof-packer", "packers:wrap", "--packproof-expect", "bm26"], "*not a strategy*"),
         (["--packproof-packer", "packers:wrap", "--packproof-strategy", "bm25(k9=1)"], "*k9*"),
         ([], "ERROR: --packproof-suite needs --packproof-packer MODULE:CALLABLE"),
+        (
+            ["--packproof-packer", "packers:wrap", "--packproof-min-recall", "nan"],
+            "ERROR: --packproof-min-recall nan: expected a number in ?0, 1? *",  # ? for [ and ]
+        ),
+        (
+            ["--packproof-packer", "packers:wrap", "--packproof-min-recall", "-1"],
+            "ERROR: --packproof-min-recall -1: expected a number in ?0, 1? *",  # ? for [ and ]
+        ),
+        (
+            ["--packproof-packer", "packers:wrap", "--packproof-min-recall", "1.5"],
+            "ERROR: --packproof-min-recall 1.5: expected a number in ?0, 1? *",  # ? for [ and ]
+        ),
+        (
+            ["--packproof-packer", "packers:wrap", "--packproof-timeout", "nan"],
+            "ERROR: --packproof-timeout: not a timeout (expected seconds in (0, 86400?, found nan)",
+        ),
+        (["--packproof-packer", "packers:wrap", "--packproof-timeout", "0"], "*not a timeout*"),
+        (["--packproof-packer", "packers:wrap", "--packproof-timeout", "inf"], "*not a timeout*"),
     ],
 )
 def test_a_bad_option_is_a_one_line_usage_error(
@@ -316,9 +348,24 @@ def test_a_bad_suite_and_options_without_a_suite_are_usage_errors(user: pytest.P
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --packproof-suite missing.jsonl: *cannot read*"])
-    result = user.runpytest("--packproof-packer", "packers:wrap")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --packproof-packer, *need --packproof-suite PATH"])
+    for option in (["--packproof-packer", "packers:wrap"], ["--packproof-min-recall", "0.5"]):
+        result = user.runpytest(*option)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["ERROR: --packproof-packer, *need --packproof-suite PATH"])
+
+
+def test_a_command_packer_ends_with_the_session_and_all_it_started(
+    user: pytest.Pytester,
+) -> None:
+    script = user.path / "forker.py"
+    script.write_text(FORKER)
+    marks = user.path / "marks"
+    marks.mkdir()
+    command = f"cmd:{sys.executable} {script} {marks} fast"
+    run(user, "vault.yaml", command).assert_outcomes(passed=1)
+    started = {int(p.name.split("-")[1]) for p in marks.glob("group-*")}
+    assert started, "the packer never ran"
+    assert wait_groups_gone(started) == set()  # a helper it forked too
 
 
 def test_without_a_suite_the_plugin_adds_nothing(user: pytest.Pytester) -> None:

@@ -84,9 +84,7 @@ def test_failures_are_recorded_per_cell_and_the_run_goes_on(
             tmp_path,
             strategies=["bm25"],
             budgets=["scenario"],
-            suites=[
-                str(ROOT / "scenarios/compiled/lossless-claw.jsonl")
-            ],
+            suites=[str(ROOT / "scenarios/compiled/lossless-claw.jsonl")],
         )
     )
     # A packer that hangs is cut off at once; one that fails is given the time a

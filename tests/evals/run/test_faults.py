@@ -93,6 +93,36 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running (a zombie, waiting
+    for an init that may not reap, is not)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
+
+
+def wait_groups_gone(groups: set[int], timeout: float = 60) -> set[int]:
+    """The process groups still running after ``timeout`` seconds (none, when
+    every one ended)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = {g for g in groups if group_alive(g)}
+        if not left:
+            return set()
+        time.sleep(0.1)
+    return {g for g in groups if group_alive(g)}
+
+
 def started(proc: subprocess.Popen[bytes], out: Path, timeout: float = 60) -> None:
     """Wait until the eval has written some records (its workers are busy)."""
     deadline = time.monotonic() + timeout

@@ -104,6 +104,10 @@ def test_the_documented_example_packer_runs_beside_built_in_specs(
     [
         ({"name": "bm25", "packer": "cmd:x"}, "/strategies/1: a built-in strategy's name"),
         ({"name": "a b", "packer": "cmd:x"}, "/strategies/1: not a packer name"),
+        ({"name": "mine\n", "packer": "cmd:x"}, "/strategies/1: not a packer name"),
+        ({"name": " mine", "packer": "cmd:x"}, "/strategies/1: not a packer name"),
+        ({"name": "mi\x07ne", "packer": "cmd:x"}, "/strategies/1: not a packer name"),
+        ({"name": "mine", "packer": "cmd:x", "timeout": 0}, "/strategies/1/timeout: schema"),
         ({"name": "mine", "packer": "python x"}, "/strategies/1: packer: malformed packer"),
         ({"name": "mine", "packer": "cmd:x", "strategy": "nope"}, "/strategies/1: strategy"),
         ({"name": "mine", "command": "cmd:x"}, "/strategies/1"),
@@ -118,6 +122,48 @@ def test_a_bad_entry_is_one_line(tmp_path: Path, entry: dict[str, Any], needle: 
     with pytest.raises(packproof.InputError) as err:
         load_config(cfg)
     assert needle in str(err.value) and "line" in str(err.value)
+
+
+# A packer that answers packproof's own pack, broken one way (argv[1]).
+BROKEN = """\
+import json, sys
+from packproof import pack
+for line in sys.stdin:
+    request = json.loads(line)
+    rid = request.pop("request_id")
+    answer = pack(request).to_dict()
+    if sys.argv[1] == "twice":
+        answer["items"].append(answer["items"][0])
+    elif sys.argv[1] == "trace-stranger":
+        answer["trace"]["candidates"][0]["id"] = "zz"
+    elif sys.argv[1] == "trace-reason":
+        answer["trace"]["candidates"][0]["decision"]["reason"].insert(0, "trust_allowed")
+    print(json.dumps({**answer, "request_id": rid}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [
+        ("twice", "the answer packs ids more than once: ['"),
+        ("trace-stranger", "the answer has a trace naming ids the request does not have: ['zz']"),
+        ("trace-reason", "the answer has a trace opening "),
+    ],
+)
+def test_a_pack_the_pytest_plugin_refuses_fails_every_cell_as_a_schema_error(
+    tmp_path: Path, how: str, error: str
+) -> None:
+    (tmp_path / "broken.py").write_text(BROKEN)
+    command = f"cmd:{sys.executable} {tmp_path / 'broken.py'} {how}"
+    cfg = write_config(tmp_path, ["chronological", {"name": "mine", "packer": command}])
+    out = tmp_path / "r"
+    assert main(["eval", "--config", str(cfg), "--out", str(out), "--jobs", "1", "-q"]) == 1
+    run = out / "named" / "latest"  # the run finished: a broken answer fails its cell only
+    records = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    mine = [r for r in records if r["spec"] == "mine"]
+    assert len(mine) == len(records) // 2
+    assert {r["status"] for r in mine} == {"SCHEMA_ERROR"}
+    assert all(r["error"].startswith(error) for r in mine), mine[0]["error"]
 
 
 def test_a_named_packer_is_named_in_baseline_and_compare(tmp_path: Path) -> None:

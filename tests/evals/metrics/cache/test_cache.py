@@ -1,11 +1,13 @@
 """The prompt-cache model (REFERENCE.md section 5): hand-computed cases pin every
-rule, a direct transcription of the rules checks the fast implementation, and
-``packproof cache simulate`` prints lines or fails in one line with exit 2."""
+rule, a direct transcription of the rules checks the fast implementation (whole
+or a batch at a time), and ``packproof cache simulate`` streams its lines or
+fails in one line with exit 2."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,15 @@ from hypothesis import strategies as st
 
 from packproof.cli import main
 from packproof.evals.bench import cache as bench
-from packproof.evals.metrics.cache.files import SHIPPED_PROFILES, load_profiles, profile, read_trace
+from packproof.evals.bench import streaming
+from packproof.evals.metrics.cache.files import (
+    BATCH_LINES,
+    SHIPPED_PROFILES,
+    load_profiles,
+    profile,
+)
 from packproof.evals.metrics.cache.model import (
+    Pricer,
     Profile,
     Prompts,
     Step,
@@ -27,6 +36,7 @@ from packproof.evals.metrics.cache.model import (
     price_chain,
     price_prompts,
 )
+from packproof.evals.metrics.cache.totals import RunningTotals
 from packproof.packer.errors import InputError
 
 PROFILES = load_profiles()
@@ -409,6 +419,61 @@ def test_one_encoding_is_priced_under_every_profile() -> None:
         assert price_prompts(prompts, prof) == price_chain(steps, prof)
 
 
+def batched(steps: list[Step], prof: Profile, sizes: list[int]) -> list[StepCost]:
+    """``steps`` priced as ``cache simulate`` prices them: a batch at a time (of
+    the ``sizes`` in turn, then the rest), the batch's rows cleared once priced."""
+    pricer, prompts, out = Pricer(prof), Prompts(), []
+    cuts, start = iter(sizes), 0
+    while start < len(steps):
+        end = start + next(cuts, len(steps))
+        for t, segments, static, probe in steps[start:end]:
+            prompts.add(t, [i for i, _ in segments], [n for _, n in segments], static, probe)
+        out += pricer.price(prompts)
+        prompts.clear()
+        start = end
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(profiles, chains, st.lists(st.integers(1, 5), max_size=10))
+def test_a_chain_priced_a_batch_at_a_time_costs_what_it_costs_whole(
+    prof: Profile, chain: list[Any], sizes: list[int]
+) -> None:
+    steps = build(chain)
+    assert batched(steps, prof, sizes) == price_chain(steps, prof)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_long_chains_priced_in_batches_equal_the_rules_as_written(name: str) -> None:
+    for seed in range(6):
+        steps = long_chain(seed)
+        got = [
+            (c.cached, c.written, c.uncached, c.prefix_break)
+            for c in batched(steps, VARIANTS[name], [7] * 20)
+        ]
+        assert got == reference(steps, VARIANTS[name]), seed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(0, 1e15, allow_nan=False, allow_infinity=False), max_size=60),
+    st.integers(1, 9),
+)
+def test_totals_summed_in_batches_are_the_exact_sum_rounded_once(
+    values: list[float], size: int
+) -> None:
+    costs = [StepCost(1, 0, 0, v, k % 4 == 1, k % 3 == 0) for k, v in enumerate(values)]
+    running = RunningTotals()
+    for start in range(0, len(costs), size):
+        running.add(costs[start : start + size])
+    totals = running.result()
+    conversation = [c.cost for c in costs if not c.probe]
+    assert totals.cost == math.fsum(conversation)  # the same bits, not approximately
+    assert totals.probes.cost == math.fsum(c.cost for c in costs if c.probe)
+    breaks = [k for k, c in enumerate(c for c in costs if not c.probe) if c.prefix_break]
+    assert (totals.prefix_breaks, totals.first_break) == (len(breaks), (breaks or [None])[0])
+
+
 # ---------------------------------------------------------------- profiles
 
 
@@ -572,18 +637,72 @@ BAD_TRACES = {
         [{"chain": "c", "t": 0, "segments": [["a", 1]], "static_segments": 2}],
         "line 1 /static_segments",
     ),
+    "one-id-two-token-counts": (
+        [
+            {"chain": "c", "t": 0, "segments": [["a", 2000]]},
+            {"chain": "d", "t": 0, "segments": [["a", 5]]},  # another chain: its own ids
+            {"chain": "c", "t": 1, "segments": [["a", 150], ["b", 10]]},
+        ],
+        "line 3 /segments/0/1: segment 'a' has another token count",
+    ),
+    "one-id-two-token-counts-in-a-line": (
+        [{"chain": "c", "t": 0, "segments": [["a", 5], ["b", 1], ["a", 6]]}],
+        "line 1 /segments/2/1",
+    ),
+    "time-is-text": ([{"chain": "c", "t": "0", "segments": [["a", 1]]}], "line 1 /t: not a time"),
+    "time-is-infinite": (['{"chain": "c", "t": 1e999, "segments": [["a", 1]]}'], "line 1 /t"),
+    "tokens-past-2**63": (
+        [{"chain": "c", "t": 0, "segments": [["a", 2**62], ["b", 2**62]]}],
+        "line 1 /segments: a prompt of 2**63 tokens",
+    ),
+    "not-utf8": ([STEPS[0], b"\xff{}".decode("latin-1")], "line 2: not UTF-8"),
+    "empty": ([], "the trace has no steps"),
 }
 
 
+def write_bytes_trace(tmp_path: Path, lines: list[Any]) -> str:
+    """Like :func:`write_trace`, a str line written as its Latin-1 bytes (so
+    that a line can hold bytes that are not UTF-8)."""
+    path = tmp_path / "trace.jsonl"
+    path.write_bytes(
+        b"".join(
+            (x.encode("latin-1") if isinstance(x, str) else json.dumps(x).encode()) + b"\n"
+            for x in lines
+        )
+    )
+    return str(path)
+
+
 @pytest.mark.parametrize("case", sorted(BAD_TRACES))
-def test_bad_input_is_one_line_exit_2_and_nothing_written(
+def test_bad_input_is_one_line_exit_2_and_nothing_written_before_the_first_batch(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines, where = BAD_TRACES[case]
-    path = write_trace(tmp_path, lines)
+    path = write_bytes_trace(tmp_path, lines)
     code, out, err = run(["cache", "simulate", path, "--profile", "anthropic"], capsys)
     assert (code, out) == (2, "")
     assert len(err.splitlines()) == 1 and path in err and where in err, err
+
+
+def test_a_trace_that_is_a_directory_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["cache", "simulate", str(tmp_path), "--profile", "anthropic"], capsys)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "cannot read file" in err
+
+
+def test_a_bad_line_mid_trace_stops_after_whole_lines_and_gives_no_totals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # streamed: the batches before the bad line are written, each line whole
+    good = [{"chain": "c", "t": k, "segments": [["s", 2000], [f"i{k}", 10]]} for k in range(3000)]
+    bad = {"chain": "c", "t": 3000, "segments": [["s", 1999]]}
+    path = write_trace(tmp_path, [*good, bad])
+    code, out, err = run(["cache", "simulate", path, "--profile", "anthropic"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "line 3001 /segments/0/1" in err, err
+    rows = [json.loads(line) for line in out.splitlines()]  # every line whole JSON
+    assert len(rows) == 3000 // BATCH_LINES * BATCH_LINES and out.endswith("\n")
+    assert [r["t"] for r in rows] == list(range(len(rows))) and "total" not in rows[-1]
 
 
 def test_an_unknown_profile_is_one_line_naming_the_known_ones(
@@ -599,21 +718,31 @@ def test_an_unknown_profile_is_one_line_naming_the_known_ones(
 # ---------------------------------------------------------------- the benchmark's traces
 
 
-def test_the_benchmark_traces_are_seeded_and_read_back_as_built(tmp_path: Path) -> None:
-    chains = bench.build_chains(3, 30)
-    assert chains == bench.build_chains(3, 30)
+def test_the_benchmark_traces_are_seeded_and_simulated_as_the_rules_say(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chains = bench.build_chains(3, 300)
+    assert chains == bench.build_chains(3, 300)
     assert {name: sum(s.probe for s in steps) for name, steps in chains.items()} == {
         "append": 0,
         "sliding": 0,
         "middle": 0,
-        "probes": 9,
+        "probes": 90,
     }
     path = tmp_path / "trace.jsonl"
-    path.write_text(bench.trace_text(chains))
-    trace = read_trace(str(path))
+    path.write_text(bench.trace_text(chains))  # 1,290 lines: more than one batch
+    code, out, err = run(["cache", "simulate", str(path), "--profile", "openai"], capsys)
+    assert (code, err) == (0, "")
+    rows = [json.loads(line) for line in out.splitlines()]
+    expected = [c for steps in chains.values() for c in reference_costs(steps, OPENAI)]
+    got = [(r["cached"], r["written"], r["uncached"], r["prefix_break"]) for r in rows[:-4]]
+    assert got == [(c.cached, c.written, c.uncached, c.prefix_break) for c in expected]
+    totals = {r["chain"]: r["total"] for r in rows[-4:]}
     for name, steps in chains.items():
-        assert vars(trace.chains[name]) == vars(Prompts.of(steps))
-        assert price_prompts(trace.chains[name], OPENAI) == reference_costs(steps, OPENAI)
+        costs = reference_costs(steps, OPENAI)
+        conversation = [c.cost for c in costs if not c.probe]
+        assert totals[name]["steps"] == len(conversation)
+        assert totals[name]["cost"] == pytest.approx(math.fsum(conversation), abs=1e-6)
 
 
 def reference_costs(steps: list[Step], prof: Profile) -> list[StepCost]:
@@ -625,11 +754,29 @@ def reference_costs(steps: list[Step], prof: Profile) -> list[StepCost]:
     return out
 
 
-def test_the_benchmark_reports_every_profile_and_judges_the_target(tmp_path: Path) -> None:
-    config = bench.Config(seed=0, steps=5, repeats=1, read_repeats=1, out=tmp_path / "c.json")
+def test_the_benchmark_reports_every_profile_and_judges_the_targets(tmp_path: Path) -> None:
+    config = bench.Config(
+        seed=0, steps=5, repeats=1, read_repeats=1, out=tmp_path / "c.json", memory_steps=300
+    )
     report = bench.run(config)
     assert set(report["profiles"]) == set(PROFILES)
-    assert [t["met"] for t in report["targets"]] == [
-        t["measured"] >= bench.TARGET_STEPS_PER_SECOND for t in report["targets"]
+    *speed, memory = report["targets"]
+    assert [t["met"] for t in speed] == [
+        t["measured"] >= bench.TARGET_STEPS_PER_SECOND for t in speed
     ]
-    assert "anthropic" in bench.format_report(report)
+    assert memory["unit"] == "MB" and memory["met"] == (memory["measured"] < 500)
+    assert report["memory"]["trace"]["steps"] == 300 and report["memory"]["trace"]["chains"] == 100
+    assert "anthropic" in bench.format_report(report) and "peak memory" in bench.format_report(
+        report
+    )
+
+
+def test_the_long_trace_is_seeded_and_streams_through_simulate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    shape = streaming.write_trace(first, 2000, 7, seed=1)
+    assert shape == streaming.write_trace(second, 2000, 7, seed=1)
+    assert first.read_bytes() == second.read_bytes() and shape["steps"] == 2000
+    code, out, err = run(["cache", "simulate", str(first), "--profile", "anthropic"], capsys)
+    assert (code, err) == (0, "") and len(out.splitlines()) == 2000 + 7

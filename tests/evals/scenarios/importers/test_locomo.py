@@ -212,3 +212,80 @@ def test_locomo_config_end_to_end_on_one_conversation(tmp_path: Path) -> None:
     assert "Evidence recall by category" in (run / "summary.md").read_text()
     html = (run / "report.html").read_text()
     assert 'id="by-tag"' in html and "more turns" in html  # long conversations are capped
+
+
+def with_turn(edit: Any) -> list[dict[str, Any]]:
+    """SAMPLE with its conversation edited by ``edit(conversation)``."""
+    sample = copy.deepcopy(SAMPLE)
+    edit(sample[0]["conversation"])
+    return sample
+
+
+@pytest.mark.parametrize("replay", [False, True])
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (
+            lambda c: c["session_2"][0].update(dia_id="D1:1"),
+            "/0/conversation/session_2/0/dia_id: dia_id 'D1:1' is already the id of the turn "
+            "at session_1/0",
+        ),
+        (
+            lambda c: c["session_2"][0].update(dia_id=None),
+            "/0/conversation/session_2/0/dia_id: a dialogue turn needs its dia_id",
+        ),
+        (
+            lambda c: c["session_1"][1].pop("dia_id"),
+            "/0/conversation/session_1/1/dia_id: a dialogue turn needs its dia_id",
+        ),
+        (
+            lambda c: c.update(session_2={"0": c["session_2"][0]}),
+            "/0/conversation/session_2: a session is a list of dialogue turns (expected an "
+            "array, found an object)",
+        ),
+        (
+            lambda c: c["session_1"].insert(0, "hello"),
+            "/0/conversation/session_1/0: not a dialogue turn",
+        ),
+    ],
+)
+def test_a_turn_that_cannot_be_an_item_is_refused_not_dropped(
+    tmp_path: Path, edit: Any, says: str, replay: bool
+) -> None:
+    path = write(tmp_path, with_turn(edit))
+    with pytest.raises(InputError) as caught:
+        import_locomo(path, replay=replay)
+    assert str(caught.value).startswith(f"{path}: {says}")
+
+
+def test_a_gap_past_the_next_session_is_refused_naming_the_largest_the_file_takes(
+    tmp_path: Path,
+) -> None:
+    # session 1 (three turns) at 1:00 pm on 8 May, session 2 at 1:00 pm on 9 May:
+    # 86,400 s apart, so two gaps of at most 43,200 s fit between them
+    sample = with_turn(lambda c: c["session_1"].append({"dia_id": "D1:3", "text": "ok"}))
+    sample[0]["conversation"]["session_2_date_time"] = "1:00 pm on 9 May, 2023"
+    path = write(tmp_path, sample)
+    with pytest.raises(InputError) as caught:
+        import_locomo(path, replay=True, gap_s=43_201.0)
+    assert str(caught.value) == (
+        f"{path}: --gap: 43201 s between two turns of a session puts the last of the 3 turns "
+        "of conv-x's session 1 after session 2, which starts 86400 s after it: a replay "
+        "keeps its steps in time order (expected --gap <= 43200 for this file, found 43201.0)"
+    )
+    (sc,), _ = import_locomo(path, replay=True, gap_s=43_200)  # the largest it takes
+    times = [t.t for t in sc.turns if not t.probe]
+    assert times == [0, 43_200, 86_400, 86_400] and times == sorted(times)
+
+
+def test_dates_out_of_order_are_said_as_such_and_a_gap_without_replay_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    sample = with_turn(lambda c: c.update(session_2_date_time="1:00 pm on 7 May, 2023"))
+    with pytest.raises(InputError, match="session_2_date_time: sessions out of time order"):
+        import_locomo(write(tmp_path, sample), replay=True, gap_s=0)
+    with pytest.raises(InputError) as caught:
+        import_locomo(write(tmp_path, SAMPLE), gap_s=30)
+    assert str(caught.value) == (
+        "usage: --gap: only a replay times its turns: give --replay too, or leave out --gap"
+    )

@@ -1,0 +1,113 @@
+"""A chain's prompts encoded for the pricer (model.py): the only per-segment work.
+
+Each step's segment ids become two-character codes (first seen, first numbered)
+joined into one string, so that the first k segments are the string's first 2k
+characters, compared by memcmp; its tokens become cumulative sums (any prefix's
+tokens in one lookup); and it notes where the first id new to the chain is (no
+cache entry can share a longer prefix). A chain priced as it is read
+(``packproof cache simulate``) is encoded a batch of steps at a time:
+:meth:`Prompts.clear` drops the steps priced and keeps the numbering.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
+from operator import itemgetter
+from typing import NamedTuple
+
+__all__ = ["Prompts", "Step"]
+
+_ID, _TOKENS = itemgetter(0), itemgetter(1)
+
+
+class Step(NamedTuple):
+    """One prompt of a chain: its time (seconds), its segments ``(id, tokens)`` in
+    order, its static prefix (segments), and whether it is a probe."""
+
+    t: float
+    segments: Sequence[tuple[str, int]]
+    static_segments: int = 0
+    probe: bool = False
+
+
+class _Codes(dict[str, str]):
+    """Segment id -> a two-character code, first seen first numbered."""
+
+    def __missing__(self, key: str) -> str:
+        code = self[key] = _code(len(self))
+        return code
+
+
+def _code(number: int) -> str:
+    return chr(number // 0x110000) + chr(number % 0x110000)
+
+
+class Prompts:
+    """One chain's steps as the pricer reads them, a compact column each, added in
+    time order. Step i has ``t[i]``; ``codes[i]``, its ids as two-character codes
+    (first seen, first numbered), so its first k segments are ``codes[i][: 2 * k]``;
+    ``cum[start[i] + k]``, their tokens; ``static[i]`` (0 when the whole prompt:
+    no breakpoint of its own); ``known[i]``, how many leading segments have ids an
+    earlier step had (no entry shares more); ``probe[i]``."""
+
+    def __init__(self) -> None:
+        self._codes = _Codes()
+        self.last_t = -math.inf  # the latest step's time, kept by clear()
+        self.t, self.cum, self.start = array("d"), array("q"), array("q")
+        self.static, self.known = array("q"), array("q")
+        self.codes: list[str] = []
+        self.probe: list[bool] = []
+
+    @classmethod
+    def of(cls, steps: Iterable[Step]) -> Prompts:
+        prompts = cls()
+        for t, segments, static, probe in steps:
+            prompts.add(t, map(_ID, segments), map(_TOKENS, segments), static, probe)
+        return prompts
+
+    def add(
+        self, t: float, ids: Iterable[str], tokens: Iterable[int], static: int, probe: bool
+    ) -> None:
+        """Raises ValueError on no segments, a static prefix past them, 2**63
+        tokens, or a time earlier than the step before (checked here, once per
+        chain, not once per profile priced)."""
+        if not t >= self.last_t:  # NaN fails this too
+            raise ValueError(f"step at t={t!r} comes after one at t={self.last_t!r}")
+        numbered, start, cum = len(self._codes), len(self.cum), list(accumulate(tokens, initial=0))
+        n = len(cum) - 1
+        if not n or not 0 <= static <= n:
+            raise ValueError(f"a step needs segments and 0 <= static_segments <= {n}")
+        try:  # (all or nothing)
+            self.cum.fromlist(cum)
+        except OverflowError:
+            raise ValueError("a prompt of 2**63 tokens or more") from None
+        codes = "".join(map(self._codes.__getitem__, ids))
+        known = n
+        if len(self._codes) > numbered:  # where the first id new to the chain is
+            first = _code(numbered)
+            known = codes.find(first)
+            while known & 1:  # (a match across two codes)
+                known = codes.find(first, known + 1)
+            known >>= 1
+        self.last_t = t
+        self.t.append(t)
+        self.codes.append(codes)
+        self.start.append(start)
+        self.static.append(static if static < n else 0)
+        self.known.append(known)
+        self.probe.append(probe)
+
+    def clear(self) -> None:
+        """Drop the steps (priced), keeping the ids' numbering and the last time:
+        the steps added next continue the chain."""
+        for column in (self.t, self.cum, self.start, self.static, self.known):
+            del column[:]
+        self.codes.clear()
+        self.probe.clear()
+
+    def rows(self) -> Iterator[tuple[float, str, int, int, int, bool]]:
+        """(t, codes, start, static, known, probe) per step."""
+        return zip(self.t, self.codes, self.start, self.static, self.known, self.probe, strict=True)
