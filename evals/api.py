@@ -35,13 +35,16 @@ earlier one.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from packproof.evals.run.config import EvalConfig, config_from, load_config
+from packproof.evals.run.evaluate import MAX_JOBS, MAX_KEEP, check_count
 from packproof.evals.run.evaluate import evaluate as run_eval
+from packproof.evals.run.executors import WorkerDied, check_executor
 from packproof.evals.run.folder import INCOMPLETE, safe_component
 from packproof.evals.run.packers import NamedPacker, PackFunction, command_packer, python_packer
 from packproof.packer.errors import InputError
@@ -112,6 +115,34 @@ def _interrupted(folder: Path) -> str:
     )
 
 
+def _check_arguments(
+    config: Any, out: Any, jobs: Any, executor: Any, keep: Any, builtins: Any, resume: Any
+) -> None:
+    """Every argument as ``packproof eval`` holds its option to, each named by
+    its parameter, before anything is read or written (the packer's, ``name``,
+    ``strategy`` and ``timeout`` are checked where they are used)."""
+    if not isinstance(config, str | os.PathLike | Mapping):
+        raise InputError(
+            "config",
+            "not a config",
+            expected="a path to an eval config YAML, or the config as a mapping",
+            found=config,
+        )
+    if not isinstance(out, str | os.PathLike):
+        raise InputError("out", "not a folder", expected="a path", found=out)
+    check_count(jobs, "jobs", 1, MAX_JOBS)
+    if keep is not None:  # keep=0 would remove every earlier run
+        check_count(keep, "keep", 1, MAX_KEEP)
+    if not isinstance(executor, str):
+        raise InputError(
+            "executor", "not an executor", expected="serial|process|dask", found=executor
+        )
+    check_executor(executor)
+    for where, value in (("builtins", builtins), ("resume", resume)):
+        if not isinstance(value, bool):
+            raise InputError(where, "not a bool", expected="True or False", found=value)
+
+
 def evaluate(
     packer: PackFunction | str | None = None,
     config: str | Path | Mapping[str, Any] = "packproof.yaml",
@@ -140,7 +171,13 @@ def evaluate(
     Ctrl-C (a ``KeyboardInterrupt``, from the packer too) stops the run, as in
     ``packproof eval``: the ``KeyboardInterrupt`` reaches the caller saying
     where the interrupted run is, its finished cells kept (``resume=True``
-    continues it)."""
+    continues it). A worker process that dies (``jobs > 1``) stops the run with
+    :class:`~packproof.packer.errors.RunError`, saying which run folder is left
+    ``INCOMPLETE``; ``resume=True`` continues it too.
+
+    Every argument is checked before anything is written: a wrong one raises
+    :class:`~packproof.packer.errors.InputError` naming it."""
+    _check_arguments(config, out, jobs, executor, keep, builtins, resume)
     if isinstance(config, Mapping):
         loaded = config_from(config, Path.cwd())
     else:
@@ -162,5 +199,7 @@ def evaluate(
         )
     except KeyboardInterrupt:
         raise KeyboardInterrupt(_interrupted(Path(out) / safe_component(loaded.name))) from None
+    except WorkerDied as exc:
+        raise exc.left(exc.run_dir or Path(out), "call evaluate(..., resume=True)") from None
     summary = loads((run_dir / "summary.json").read_bytes(), source=str(run_dir))
     return Run(run_dir, summary)

@@ -7,7 +7,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-__all__ = ["InputError", "MissingExtraError", "pointer", "require"]
+__all__ = ["InputError", "MissingExtraError", "RunError", "pointer", "require"]
 
 
 def pointer(*parts: str | int) -> str:
@@ -57,6 +57,12 @@ def _rebuild(cls: type[InputError], state: dict[str, Any]) -> InputError:
     error.__dict__.update(state)
     ValueError.__init__(error, str(error))
     return error
+
+
+class RunError(RuntimeError):
+    """A run that could not finish through no fault of its input (a worker
+    process died): one line saying what happened and what is kept. Not bad
+    input and not a bug: the CLI prints it and exits 1, as for a failed run."""
 
 
 class MissingExtraError(InputError):

@@ -19,15 +19,23 @@ from .reasons import (
     ANCHORED,
     APPEND_ONLY,
     APPENDED,
+    ARCHIVED,
     BUDGET_EXCEEDED,
     CATEGORY_CAP,
     CHRONOLOGICAL_STOP,
+    COVERED,
     KEPT_PREVIOUS,
     MAX_ITEMS,
+    MISSING_SUMMARY,
+    NOT_RETRIEVED,
     OUTCOMES,
     PROTECTED_TAIL,
     QUARANTINED,
+    QUOTA_CAPPED,
     RECALL,
+    SUPERSEDED,
+    TAIL_BUDGET_EXCEEDED,
+    TAIL_CUT,
     WITHIN_BUDGET,
 )
 from .render import render
@@ -52,6 +60,14 @@ DECISION_WORDS: Final = {
     APPENDED: "appended",
     RECALL: "recall",
     APPEND_ONLY: "append_only",
+    MISSING_SUMMARY: "no_text",
+    QUOTA_CAPPED: "quota",
+    TAIL_BUDGET_EXCEEDED: "tail_budget",
+    NOT_RETRIEVED: "not_retrieved",
+    ARCHIVED: "archived",
+    SUPERSEDED: "superseded",
+    COVERED: "covered",
+    TAIL_CUT: "tail_cut",
 }
 assert set(DECISION_WORDS) == set(OUTCOMES), "every outcome needs a word"
 

@@ -14,6 +14,12 @@ One rule for every command that writes a file:
   interrupt) never leaves a half-written file or a stray temporary one. A command
   that writes several files writes all of them or none: a failure puts back the
   files it replaced, and removes the files and folders it made.
+- **Written as the user keeps it**: a replaced file keeps its permission bits (a
+  0600 file stays 0600; a new one gets 0666 less the umask), and a target that
+  is a symbolic link is written through: the file it points to is replaced
+  (through a temporary file beside that file) and the link stays. A link to a
+  missing file is refused (it would make a file wherever it points), and in
+  ``create`` mode counts as a file that exists.
 - **Appended in one write** (:func:`append_file`), for a file the environment
   names (GitHub's job summary): its folder must exist, and a failed write is cut
   back to the file's previous length.
@@ -113,11 +119,25 @@ def _check_folder(target: Target) -> None:
 
 
 def _check_one(target: Target) -> os.stat_result | None:
-    """``target``'s kind and folder; its status when it exists."""
+    """``target``'s kind and folder (the folder of the file a symbolic link points
+    to: it is written there); its status when it exists."""
     try:
         st = target.path.stat()
     except (FileNotFoundError, NotADirectoryError):
         st = None
+        if target.path.is_symlink():  # a link to nothing: it is there, yet no file is
+            link = os.readlink(target.path)
+            if target.mode == "create":
+                _refuse(
+                    target,
+                    f"already exists (a symbolic link to {link!r}, which is missing); "
+                    "packproof writes nothing over a file here",
+                )
+            _refuse(
+                target,
+                f"is a symbolic link to {link!r}, which is missing: packproof writes through "
+                "a link only to a file that exists; remove the link or write elsewhere",
+            )
     except OSError as exc:
         _refuse(target, f"cannot write: {exc.strerror}")
     if st is not None:
@@ -133,8 +153,14 @@ def _check_one(target: Target) -> os.stat_result | None:
             _refuse(target, "already exists; packproof writes nothing over a file here")
         if target.mode == "append" and not os.access(target.path, os.W_OK):
             _refuse(target, f"cannot append: {os.strerror(errno.EACCES)}")
-    _check_folder(target)
+    _check_folder(target._replace(path=_through_link(target.path)))
     return st
+
+
+def _through_link(path: Path) -> Path:
+    """Where ``path``'s content is written: the file it points to when it is a
+    symbolic link (so the link stays a link), else ``path`` itself."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def check_targets(targets: Iterable[Path | Target], inputs: Inputs = ()) -> None:
@@ -193,9 +219,13 @@ def _stage(path: Path, content: str | bytes) -> str:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(content.encode("utf-8") if isinstance(content, str) else content)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is for secrets; this is output
+        try:  # a file replaced keeps its permissions (a 0600 file stays 0600)
+            mode = stat.S_IMODE(os.stat(path).st_mode) & 0o777
+        except (FileNotFoundError, NotADirectoryError):
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask  # mkstemp's 0600 is for secrets; new output is not
+        os.chmod(tmp, mode)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -255,18 +285,20 @@ def write_files(
     staged: dict[Path, str] = {}
     placed: list[tuple[Path, bytes | None]] = []
     at: Path | None = None
+    # where each is written: through a symbolic link, to the file it points to
+    real = {at: _through_link(at) if mode == "replace" else at for at in contents}
     try:
         for at, content in contents.items():
-            _make_folders(at.parent, made)
-            staged[at] = _stage(at, content)
+            _make_folders(real[at].parent, made)
+            staged[at] = _stage(real[at], content)
         for at in list(staged):
             # what a replaced file held, to put back should a later one fail
             # (a single file has no later one)
-            keep = mode == "replace" and len(contents) > 1 and at.is_file()
-            before = at.read_bytes() if keep else None
-            _place(staged[at], at, mode)
+            keep = mode == "replace" and len(contents) > 1 and real[at].is_file()
+            before = real[at].read_bytes() if keep else None
+            _place(staged[at], real[at], mode)
             del staged[at]
-            placed.append((at, before))
+            placed.append((real[at], before))
     except BaseException as exc:
         _undo(placed, staged.values(), made)
         where = str(at) if at is not None else ""

@@ -9,6 +9,7 @@ from typing import Any, Final, Literal
 import numpy as np
 
 from .lcm import scored_texts
+from .records import RecordFields
 from .termstats import MemoStats, SubsetStats, TermStats
 from .text import Tokenizer
 
@@ -77,6 +78,8 @@ class Items:
     references: np.ndarray
     last_mention_turns: np.ndarray
     urls: list[str | None]
+    # A memory store's record fields (packer/records.py); None: no item has any.
+    records: RecordFields | None = None
     # Term statistics per tokenizer, shared by every strategy packing these items.
     _stats: dict[Any, TermStats] = field(default_factory=dict, repr=False)
     _origin: tuple[Items, np.ndarray] | None = field(default=None, repr=False)
@@ -88,6 +91,11 @@ class Items:
     def position(self) -> dict[str, int]:
         """Each id's position (ids are unique)."""
         return {ref: i for i, ref in enumerate(self.ids)}
+
+    @cached_property
+    def record_fields(self) -> RecordFields:
+        """The record fields, with every default filled when no item has any."""
+        return self.records if self.records is not None else RecordFields.defaults(len(self))
 
     def take(self, index: np.ndarray, *, subset: bool = True) -> Items:
         """The items at ``index`` (positions, ascending for a subset). A subset
@@ -110,6 +118,7 @@ class Items:
             references=self.references[index],
             last_mention_turns=self.last_mention_turns[index],
             urls=[self.urls[i] for i in pick],
+            records=None if self.records is None else self.records.take(index),
             _origin=(self, index) if subset else None,
         )
 

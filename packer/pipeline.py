@@ -1,9 +1,11 @@
 """The pack pipeline: request -> reserve tail and anchors -> score -> fill -> result.
 
 Each step is a plain function over plain data; strategies only score and order
-(:mod:`packproof.packer.strategies`). The result (:mod:`packproof.packer.result`)
-keeps every per-candidate decision as arrays; :mod:`packproof.packer.render` turns
-it into ContextPack v1 and the trace.
+(:mod:`packproof.packer.strategies`), except a policy strategy, which takes the
+reservation and decides the whole pack itself (:mod:`packproof.packer.policy`),
+here made a result like any other.
+The result (:mod:`packproof.packer.result`) keeps every per-candidate decision as
+arrays; :mod:`packproof.packer.render` turns it into ContextPack v1 and the trace.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import numpy as np
 
 from .cacheaware import assemble_cache_aware
 from .model import QUARANTINED, Items
+from .policy import PolicyDecision
 from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL
 from .request import Request, parse_request
 from .reserve import fresh_tail_start
 from .result import Mode, PackResult, cyclic_gc_paused
 from .select import CategoryCaps, fill, fits_whole
-from .strategies import Ranking, ScoringView
+from .strategies import Policy, Ranking, ScoringView, is_policy
 
 __all__ = [
     "Mode",
@@ -129,8 +132,11 @@ def reserve(req: Request) -> Reserved:
 def rank(req: Request, reserved: Reserved, ranking: Ranking | None = None) -> Ranked:
     """The strategy's ranking of the reserved candidates (or ``ranking``, one this
     strategy made for the same candidates, prompt and current turn: it does not
-    depend on the budget or the slots, so a budget sweep scores once)."""
+    depend on the budget or the slots, so a budget sweep scores once). A policy
+    strategy ranks in :func:`decide`: its ranking here is empty."""
     candidates = reserved.candidates
+    if is_policy(req.strategy):
+        return _unranked(reserved)
     if ranking is None:
         ranking = req.strategy.rank(ScoringView(candidates, req.prompt, req.current_turn))
     elif ranking.scores is not None and len(ranking.scores) != len(candidates):
@@ -147,10 +153,22 @@ def rank(req: Request, reserved: Reserved, ranking: Ranking | None = None) -> Ra
     return Ranked(ranking=ranking, order=order, rank=positions, walk_sums=walk_sums)
 
 
+def _unranked(reserved: Reserved) -> Ranked:
+    """The empty ranking a policy strategy's :func:`rank` step returns."""
+    none = np.zeros(0, dtype=np.int64)
+    positions = np.zeros(len(reserved.items), dtype=np.int64)
+    for shared in (none, positions):
+        shared.flags.writeable = False
+    return Ranked(ranking=Ranking(scores=None), order=none, rank=positions, walk_sums=none)
+
+
 def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
-    """Fill the budget left after the reserved items, in the ranked order."""
+    """Fill the budget left after the reserved items, in the ranked order; a
+    policy strategy decides the whole pack from the reservation instead."""
     if reserved.items is not req.items or reserved.key != _reserve_key(req):
         raise ValueError("a reservation must come from a request with the same items and policy")
+    if isinstance(req.strategy, Policy):
+        return _policy_result(req, req.strategy.decide(req, reserved))
     outcome = reserved.outcome
     remaining = max(0, req.budget_tokens - reserved.tail_tokens - reserved.anchor_tokens)
     slots = reserved.evictable_slots
@@ -201,6 +219,29 @@ def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
         remaining_tokens=remaining,
         evictable_slots=slots,
         **cache_aware,
+    )
+
+
+def _policy_result(req: Request, decision: PolicyDecision) -> PackResult:
+    """A policy's decision as a pack result (it knows no anchors)."""
+    for shared in (decision.outcome, decision.in_tail, decision.evictable, decision.pack_order):
+        shared.flags.writeable = False
+    return PackResult(
+        request=req,
+        mode="ranked",
+        ranking=decision.ranking,
+        evictable=decision.evictable,
+        outcome=decision.outcome,
+        in_tail=decision.in_tail,
+        anchored=np.zeros(len(req.items), dtype=bool),
+        rank=decision.rank,
+        tail_start=decision.tail_start,
+        tail_tokens=decision.tail_tokens,
+        anchor_tokens=0,
+        remaining_tokens=decision.remaining_tokens,
+        evictable_slots=decision.evictable_slots,
+        pack_order=decision.pack_order,
+        policy=decision.explained,
     )
 
 

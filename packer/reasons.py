@@ -28,6 +28,16 @@ RECALL: Final = "recall_block"  # a top-ranked item the stable part lacks
 APPEND_ONLY: Final = "append_only"  # an older item not in the previous pack: no re-selection
 IN_PREVIOUS: Final = "in_previous_pack"  # the previous pack held it (kept on re-selection)
 DROPPED_PREVIOUS: Final = "dropped_from_previous_pack"  # the previous pack held it; now out
+# A policy strategy's own outcomes (openclaw-mem's pack, packer/openclaw/):
+MISSING_SUMMARY: Final = "missing_summary"  # empty text: never packed
+QUOTA_CAPPED: Final = "quota_event_capped"  # an event beyond the soft quota's event cap
+TAIL_BUDGET_EXCEEDED: Final = "tail_budget_tokens_exceeded"  # tail line over the tail budget
+WITHIN_TAIL_BUDGET: Final = "within_tail_budget"  # tail line that fit the tail budget
+NOT_RETRIEVED: Final = "not_retrieved"  # no retrieval lane returned it (within the cut)
+ARCHIVED: Final = "archived"  # a soft-archived record, filtered out of retrieval
+SUPERSEDED: Final = "superseded"  # a retrieved record supersedes it
+COVERED: Final = "covered_by_synthesis"  # a preferred synthesis card covers it
+TAIL_CUT: Final = "beyond_tail_max_items"  # an older tail line beyond the tail's item cap
 
 # Outcome codes, stored per candidate as int8 (index into OUTCOMES).
 OUTCOMES: Final = (
@@ -43,6 +53,14 @@ OUTCOMES: Final = (
     APPENDED,
     RECALL,
     APPEND_ONLY,
+    MISSING_SUMMARY,
+    QUOTA_CAPPED,
+    TAIL_BUDGET_EXCEEDED,
+    NOT_RETRIEVED,
+    ARCHIVED,
+    SUPERSEDED,
+    COVERED,
+    TAIL_CUT,
 )
 (
     O_QUARANTINED,
@@ -57,6 +75,14 @@ OUTCOMES: Final = (
     O_APPENDED,
     O_RECALL,
     O_APPEND_ONLY,
+    O_MISSING_SUMMARY,
+    O_QUOTA_CAPPED,
+    O_TAIL_BUDGET,
+    O_NOT_RETRIEVED,
+    O_ARCHIVED,
+    O_SUPERSEDED,
+    O_COVERED,
+    O_TAIL_CUT,
 ) = range(len(OUTCOMES))
 REASONS: Final = (
     *OUTCOMES,
@@ -65,4 +91,5 @@ REASONS: Final = (
     TRUST_ALLOWED,
     IN_PREVIOUS,
     DROPPED_PREVIOUS,
+    WITHIN_TAIL_BUDGET,
 )

@@ -104,6 +104,8 @@ def context_pack(result: PackResult) -> dict[str, Any]:
     for i in result.order:
         packed.append(pack_entry(result, i))
         lines.append(_bundle_line(items.ids[i], items.texts[i]))
+    # A policy writes its own bundle text (openclaw-mem's keeps line breaks inside a text).
+    bundle_text = "\n".join(lines) if result.policy is None else result.policy.bundle_text
     return {
         "schema": PACK_SCHEMA_ID,
         "meta": {
@@ -113,7 +115,7 @@ def context_pack(result: PackResult) -> dict[str, Any]:
             "budgetTokens": req.budget_tokens,
             "maxItems": req.max_items if req.max_items is not None else max(1, len(items)),
         },
-        "bundle_text": "\n".join(lines),
+        "bundle_text": bundle_text,
         "items": packed,
         "notes": {"how_to_use": list(HOW_TO_USE)},
     }
@@ -153,12 +155,15 @@ def reasons_by_id(result: PackResult, ids: Iterable[str] | None = None) -> dict[
     every candidate, or of the ``ids`` given (ids the request lacks are left out)."""
     trust_on = result.request.trust_policy != "off"
     previous = _in_previous(result)
+    policy = result.policy
     at: Iterable[tuple[int, str]]
     if ids is None:
         at = enumerate(result.items.ids)
     else:
         position = result.items.position
         at = ((position[ref], ref) for ref in dict.fromkeys(ids) if ref in position)
+    if policy is not None:
+        return {ref: list(policy.reasons[i]) for i, ref in at}
     return {ref: _reasons(result, i, trust_on, previous) for i, ref in at}
 
 
@@ -166,7 +171,14 @@ def _decisions(result: PackResult, shared: bool) -> list[dict[str, Any]]:
     """Every candidate's decision, ``{"included", "reason"}`` (:func:`_reasons`),
     worked out once per distinct combination of what it depends on (the outcome,
     anchored, unknown trust, in the previous pack): a 100k-item pack has a
-    handful. ``shared``: equal decisions are one object (for serialising only)."""
+    handful. ``shared``: equal decisions are one object (for serialising only).
+    A policy's pack has each candidate's reasons from the policy."""
+    if result.policy is not None:
+        included = result.included.tolist()
+        return [
+            {"included": inc, "reason": list(why)}
+            for inc, why in zip(included, result.policy.reasons, strict=True)
+        ]
     trust_on = result.request.trust_policy != "off"
     previous = _in_previous(result)
     key = result.outcome.astype(np.int64) * 8 + result.anchored * 4
@@ -352,6 +364,9 @@ def trace(
     }
     if result.cache is not None:
         out["cache_aware"] = _cache_section(result)
+    if result.policy is not None and result.policy.extensions:
+        # a policy's receipts, floats rounded as every float of the trace
+        out["extensions"] = mark_floats(canonical(dict(result.policy.extensions)))
     return out
 
 

@@ -45,7 +45,8 @@ from .model import (
     Items,
     content_block_mask,
 )
-from .strategies import Strategy, build_strategy, parse_spec
+from .records import RECORD_FIELDS, Retrieval, parse_record_fields, parse_retrieval, record_json
+from .strategies import Strategy, strategy_from_json
 from .tokens import COUNTERS, count_tokens
 
 __all__ = [
@@ -77,6 +78,7 @@ _ITEM_FIELDS: Final = frozenset(
         "references",
         "last_mention_turn",
         "url",
+        *RECORD_FIELDS,
     ]
 )
 _REQUEST_FIELDS: Final = frozenset(
@@ -96,6 +98,7 @@ _REQUEST_FIELDS: Final = frozenset(
         "category_caps",
         "cache_aware",
         "previous_pack",
+        "retrieval",
     ]
 )
 
@@ -117,6 +120,8 @@ class Request:
     # Cache-aware packing (packer/cacheaware.py); None: packed as before.
     cache_aware: CacheAware | None = None
     previous_pack: PreviousPack | None = None
+    # What a memory store's searches returned (packer/records.py); None: not given.
+    retrieval: Retrieval | None = None
 
 
 def _parse_items(raw: Any, counter: str) -> Items:
@@ -204,6 +209,7 @@ def _parse_items(raw: Any, counter: str) -> Items:
             columns.get("last_mention_turn"), "last_mention_turn", None, turns
         ),
         urls=optional_str("url"),
+        records=parse_record_fields(columns, n),
     )
     order = np.argsort(items.ordinals, kind="stable")
     if n and not bool(np.all(order[:-1] < order[1:])):
@@ -288,7 +294,7 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
     caps_raw = check_object(req.get("category_caps", {}), "/category_caps")
     caps = {k: check_int(v, pointer("category_caps", k), 0) for k, v in sorted(caps_raw.items())}
 
-    strategy = _parse_strategy(req.get("strategy", {"name": "chronological"}))
+    strategy = strategy_from_json(req.get("strategy", {"name": "chronological"}))
     items = _parse_items(req["items"], counter) if parsed is None else parsed
 
     cache_aware = parse_cache_aware(req.get("cache_aware"))
@@ -321,6 +327,7 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
         category_caps=caps,
         cache_aware=cache_aware,
         previous_pack=previous,
+        retrieval=parse_retrieval(req.get("retrieval")),
     )
 
 
@@ -349,19 +356,6 @@ def _tail_cap(value: Any) -> int | None:
     if value < 0 or not math.isfinite(value) or value > INT64_MAX:
         return None  # no cap (a cap above any sum of counts caps nothing)
     return check_int(math.floor(value), where, 0)
-
-
-def _parse_strategy(raw: Any) -> Strategy:
-    """``{"name": ..., "params": {...}}`` or a spec string such as ``bm25(k1=1.5)``."""
-    if type(raw) is str:
-        name, params = parse_spec(raw, "/strategy")
-        return build_strategy(name, params, "/strategy")
-    spec = check_object(raw, "/strategy", frozenset({"name", "params"}))
-    if "name" not in spec:
-        raise InputError("/strategy", "missing required field 'name'")
-    name = check_str(spec["name"], "/strategy/name", nonempty=True)
-    params = check_object(spec.get("params", {}), "/strategy/params")
-    return build_strategy(name, params, "/strategy")
 
 
 def request_to_json(req: Request, *, with_strategy: bool = True) -> dict[str, Any]:
@@ -402,10 +396,15 @@ def request_to_json(req: Request, *, with_strategy: bool = True) -> dict[str, An
             for i in range(len(items))
         ],
     }
+    if items.records is not None:  # written only when given: older requests keep their bytes
+        for i, item in enumerate(out["items"]):
+            item.update(record_json(items.records, i))
     if with_strategy:
         out["strategy"] = req.strategy.spec()
     if req.cache_aware is not None:
         out["cache_aware"] = req.cache_aware.to_json()
     if req.previous_pack is not None:
         out["previous_pack"] = req.previous_pack.to_json(items)
+    if req.retrieval is not None:
+        out["retrieval"] = req.retrieval.to_json()
     return out

@@ -24,6 +24,7 @@ from .strategies import Ranking
 
 if TYPE_CHECKING:
     from .cacheaware import CacheDecision
+    from .policy import PolicyOutcome
 
 __all__ = ["Mode", "PackResult", "cyclic_gc_paused"]
 
@@ -56,6 +57,9 @@ class PackResult:
     pack_order: np.ndarray | None = None
     placement: np.ndarray | None = None
     cache: CacheDecision | None = None
+    # A policy strategy's pack (packer/policy.py): its reasons, bundle text and
+    # receipts (its pack order is ``pack_order``). None otherwise.
+    policy: PolicyOutcome | None = None
 
     @property
     def items(self) -> Items:
@@ -70,7 +74,7 @@ class PackResult:
     @property
     def order(self) -> list[int]:
         """Positions of the packed items in pack order (the prompt's order):
-        ordinal order, unless a cache-aware pack set its own."""
+        ordinal order, unless a cache-aware pack or a policy set its own."""
         source = np.flatnonzero(self.included) if self.pack_order is None else self.pack_order
         order: list[int] = source.tolist()
         return order

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         parse_request,
     )
     from packproof.packer.contextpack import make_pack
+    from packproof.packer.errors import RunError
 
 # Imported on first use (PEP 562), so that importing a submodule (the pytest
 # plugin every pytest run loads, the CLI's harness) does not load the packer
@@ -43,6 +44,7 @@ _LAZY: Final = {
     "pack": "packproof.packer",
     "parse_request": "packproof.packer",
     "make_pack": "packproof.packer.contextpack",
+    "RunError": "packproof.packer.errors",
 }
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "InputError",
     "PackResult",
     "Request",
+    "RunError",
     "__version__",
     "evaluate",
     "make_pack",

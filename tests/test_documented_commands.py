@@ -227,7 +227,11 @@ def test_every_packproof_command_shown_exists_with_the_options_shown() -> None:
         if name not in subcommands:
             problems.append(f"{where}: no command `packproof {name}`")
             continue
-        options = set(subcommands[name]._option_string_actions)
+        parser, words = subcommands[name], line.split()
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if nested and len(words) > 2 and words[2] in nested[0].choices:  # import locomo
+            parser = nested[0].choices[words[2]]
+        options = set(parser._option_string_actions)
         for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", line.split(None, 2)[-1]):
             if option not in options:
                 problems.append(f"{where}: `packproof {name}` has no option {option}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import csv
 import gzip
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -40,6 +40,11 @@ CELLS_FILES: Final = ("metrics.csv", "metrics.csv.gz")
 CELL: Final = ("suite", "scenario", "turn", "label", "budget")
 _TEXT: Final = ("key", "status", "suite", "scenario", "strategy", "spec", "budget", "mode")
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")  # metrics.csv quotes these
+# A line of metrics.csv is a cell: a few hundred characters. A longer one is no
+# metrics.csv, and is refused before it is read whole (a gzip of 4 MB can expand
+# to 1 GB of one line: read as one, it would take 2 GB of memory).
+MAX_LINE: Final = 1 << 20
+_SLACK: Final = 1e-9  # a metric's range, give or take the rounding of its last digit
 
 
 @dataclass(frozen=True)
@@ -104,9 +109,11 @@ def _rows(found: Path, role: str) -> tuple[list[str], list[list[str]], list[int]
     opener: Any = gzip.open if found.suffix == ".gz" else open
     try:
         with opener(found, "rt", encoding="utf-8", newline="") as f:
-            reader = csv.reader(f)
+            reader = csv.reader(_bounded_lines(f, found))
             header = next(reader, [])
             rows, lines = [], []
+            keys: dict[str, int] = {}  # a cell twice is refused as it is read, not after
+            key = header.index("key") if "key" in header else None
             for row in reader:
                 if len(row) != len(header):
                     raise InputError(
@@ -114,6 +121,14 @@ def _rows(found: Path, role: str) -> tuple[list[str], list[list[str]], list[int]
                         "a row of another width than the header",
                         expected=f"{len(header)} fields",
                         found=len(row),
+                        source=str(found),
+                    )
+                if key is not None and keys.setdefault(row[key], reader.line_num) < reader.line_num:
+                    raise InputError(
+                        f"line {reader.line_num} /key",
+                        f"a cell recorded twice (first on line {keys[row[key]]})",
+                        expected="each cell once",
+                        found=row[key],
                         source=str(found),
                     )
                 rows.append(row)
@@ -129,14 +144,34 @@ def _rows(found: Path, role: str) -> tuple[list[str], list[list[str]], list[int]
     return header, rows, lines
 
 
+def _bounded_lines(stream: Any, found: Path) -> Iterator[str]:
+    """The lines of ``stream``, each refused before it is read past
+    :data:`MAX_LINE` characters (memory stays bounded whatever the file expands to)."""
+    number = 0
+    while line := stream.readline(MAX_LINE + 1):
+        number += 1
+        if len(line) > MAX_LINE:
+            raise InputError(
+                f"line {number}",
+                "a line too long for a metrics.csv (a row is one cell)",
+                expected=f"at most {MAX_LINE} characters",
+                found=f"more than {MAX_LINE}",
+                source=str(found),
+            )
+        yield line
+
+
 def _read_cells(found: Path, role: str, labels: Mapping[str, str]) -> pd.DataFrame:
     """A run's cells from its ``metrics.csv`` (or gzip copy), every field checked
     as an eval writes it, each refusal naming the line and the column: every row
     as wide as the header, the key columns present; ``turn`` a whole number;
-    every metric empty or a finite number; each spec one the summary lists; each
-    cell (:data:`CELL`) once."""
+    every metric empty or a finite number, and in its range when the gate knows
+    it (>= 0; a share <= 1); each spec one the summary lists; each cell
+    (:data:`CELL`) once."""
     import numpy as np
     import pandas as pd
+
+    from packproof.evals.gate.metrics import GATEABLE
 
     header, rows, lines = _rows(found, role)
     table = pd.DataFrame(rows, columns=header, dtype=object)  # indexed by row: lines[i]
@@ -169,6 +204,13 @@ def _read_cells(found: Path, role: str, labels: Mapping[str, str]) -> pd.DataFra
         bad = (text != "") & ~np.isfinite(values.to_numpy(dtype="float64", na_value=np.nan))
         if bad.any():
             refuse(bad, column, "not a finite number", "a number, or empty where undefined")
+        metric = GATEABLE.get(column)  # a metric the gate knows: >= 0, a share <= 1
+        if metric is not None:
+            high = 1.0 if metric.share else np.inf
+            out = (values < -_SLACK) | (values > high + _SLACK)
+            if out.any():
+                within = "in [0, 1]" if metric.share else ">= 0"
+                refuse(out, column, f"{column} out of its range", f"a number {within}")
         table[column] = values.astype("float64")  # numbers, NaN where undefined
     table["label"] = table["spec"].map(labels)
     again = table.duplicated(list(CELL), keep="first")

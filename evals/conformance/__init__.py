@@ -10,7 +10,7 @@ runs every case of a file (:func:`~.cases.check_file`).
 
 from __future__ import annotations
 
-from packproof.evals.conformance import lossless_claw
+from packproof.evals.conformance import lossless_claw, openclaw_mem
 from packproof.evals.conformance.cases import (
     PEERS,
     Difference,
@@ -20,4 +20,13 @@ from packproof.evals.conformance.cases import (
     read_cases,
 )
 
-__all__ = ["PEERS", "Difference", "Outcome", "Peer", "check_file", "lossless_claw", "read_cases"]
+__all__ = [
+    "PEERS",
+    "Difference",
+    "Outcome",
+    "Peer",
+    "check_file",
+    "lossless_claw",
+    "openclaw_mem",
+    "read_cases",
+]

@@ -17,7 +17,16 @@ from typing import Any
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import loads
 
-__all__ = ["PEERS", "Difference", "Outcome", "Peer", "check_file", "read_cases", "register"]
+__all__ = [
+    "PEERS",
+    "Difference",
+    "Outcome",
+    "Peer",
+    "check_file",
+    "read_cases",
+    "read_json_lines",
+    "register",
+]
 
 
 @dataclass(frozen=True)
@@ -80,31 +89,38 @@ def register(peer: Peer) -> Peer:
     return peer
 
 
-def read_cases(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each case of a file with its 1-based line number (blank lines skipped)."""
+def read_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """Each JSON value of a JSON-lines file (gzipped when its name ends in ``.gz``)
+    with its 1-based line number, blank lines skipped; a line that is not JSON is
+    bad input naming the file and line."""
     source = str(path)
     try:
         raw = path.read_bytes()
         if path.suffix == ".gz":
             raw = gzip.decompress(raw)
     except OSError as exc:  # missing, unreadable, or not gzip data (gzip.BadGzipFile)
-        raise InputError("", f"cannot read case file: {exc}", source=source) from None
+        raise InputError("", f"cannot read file: {exc}", source=source) from None
     except (EOFError, zlib.error):
         raise InputError("", "the gzip data is cut short or corrupt", source=source) from None
     for number, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
-            case = loads(line)
+            yield number, loads(line)
         except InputError as exc:
             raise InputError(f"line {number}", exc.message, source=source) from None
+
+
+def read_cases(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each case of a file with its 1-based line number (blank lines skipped)."""
+    for number, case in read_json_lines(path):
         if not isinstance(case, dict):
             raise InputError(
                 f"line {number}",
                 "a case is a JSON object",
                 expected="object",
                 found=type(case).__name__,
-                source=source,
+                source=str(path),
             )
         yield number, case
 

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from jsonschema.exceptions import best_match
-
 from packproof.evals.gate.known import KnownFailure, known_failures
 from packproof.evals.gate.metrics import GATEABLE
 from packproof.evals.report.model import SUMMARY_SCHEMA_ID
 from packproof.evals.run.folder import LATEST, safe_component
 from packproof.evals.scenarios.yamlsafe import load_yaml
-from packproof.evals.schemafiles import validator
+from packproof.evals.schemafiles import best_error, validator, violation
 from packproof.packer.errors import InputError, pointer
 from packproof.packer.jsonio import loads
 
@@ -37,19 +35,62 @@ __all__ = [
 ]
 
 GATES_SCHEMA_ID: Final = "packproof.gates.v1"
-_MAX_MESSAGE: Final = 160
 
 
-def _violation(data: Any, schema_file: str) -> tuple[str, str] | None:
-    """The most relevant schema violation as (JSON pointer, one-line message)."""
-    err = best_match(validator(schema_file).iter_errors(data))
+def _violation(
+    data: Any, schema_file: str, *, yaml: bool = False
+) -> tuple[str, str, dict[str, Any]] | None:
+    """The most relevant schema violation as (JSON pointer, one-line message,
+    expected and found when they are said apart)."""
+    err = best_error(validator(schema_file).iter_errors(data))
     if err is None:
         return None
     where = "".join(f"/{p}" for p in err.absolute_path) or "/"
-    message = " ".join(str(err.message).split())
-    if len(message) > _MAX_MESSAGE:
-        message = message[: _MAX_MESSAGE - 3] + "..."
-    return where, message
+    message, detail = violation(err, yaml=yaml)
+    return where, message, detail
+
+
+# The statistics of a metric a summary holds (its mean and interval): where each
+# block of them is, as (pointer to a list, key of the block in each entry or ""
+# for the entry itself, key of the cluster block or "").
+_STAT_BLOCKS: Final = (
+    ("/groups", "metrics"),
+    ("/groups", ""),  # prefix_stability and prefix_stability_tokens
+    ("/groups", "cluster"),
+    ("/breakdown", ""),
+    ("/breakdown", "cluster"),
+    ("/replay/groups", ""),
+)
+_SLACK: Final = 1e-9  # rounding: a summary's figures have 10 significant digits
+
+
+def _metric_ranges(data: Mapping[str, Any], role: str, source: str) -> None:
+    """Every statistic of a metric the gate knows lies in its metric's range:
+    every metric is >= 0 and a share (a recall, a rate) <= 1
+    (:attr:`~.metrics.Gateable.share`). A hand-edited mean of -1.0 would otherwise
+    be a baseline no run can fall below, so the gate would pass whatever ran."""
+    for at, block in _STAT_BLOCKS:
+        entries: Any = data
+        for part in at.strip("/").split("/"):
+            entries = entries.get(part, []) if isinstance(entries, Mapping) else []
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            stats = entry.get(block, {}) if block else entry
+            for name, stat in stats.items() if isinstance(stats, Mapping) else ():
+                metric = GATEABLE.get(name)
+                if metric is None or not isinstance(stat, Mapping):
+                    continue
+                high = 1.0 if metric.share else math.inf
+                for field in ("mean", "low", "high"):
+                    value = stat.get(field)
+                    if isinstance(value, int | float) and not (-_SLACK <= value <= high + _SLACK):
+                        where = f"{at}/{i}" + pointer(*(p for p in (block, name, field) if p))
+                        raise InputError(
+                            where,
+                            f"the {role} summary's {name} is out of its range",
+                            expected="a number in [0, 1]" if metric.share else "a number >= 0",
+                            found=value,
+                            source=source,
+                        )
 
 
 @dataclass(frozen=True)
@@ -124,10 +165,10 @@ def load_gates(path: Path) -> Gates:
                 expected="why the failure is accepted",
                 found=reason,
             )
-    found = _violation(data, "gates.v1.json")
+    found = _violation(data, "gates.v1.json", yaml=True)
     if found is not None:
-        where, message = found
-        raise lines.error("" if where == "/" else where, f"schema violation: {message}")
+        where, message, detail = found
+        raise lines.error("" if where == "/" else where, f"schema violation: {message}", **detail)
     for metric, drop in data["metrics"].items():  # YAML's .nan and .inf are numbers too
         if not math.isfinite(drop):
             raise lines.error(
@@ -192,10 +233,14 @@ def load_summary(path: Path, role: str) -> dict[str, Any]:
         )
     found = _violation(data, "eval-summary.v1.json")
     if found is not None:
-        where, message = found
+        where, message, detail = found
         raise InputError(
-            where, f"the {role} summary violates eval-summary.v1.json: {message}", source=source
+            where,
+            f"the {role} summary violates eval-summary.v1.json: {message}",
+            source=source,
+            **detail,
         )
+    _metric_ranges(data, role, source)
     seen: set[tuple[str, str]] = set()
     replay = data.get("replay", {}).get("groups", [])
     for where, key in [

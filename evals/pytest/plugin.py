@@ -79,8 +79,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--packproof-expect",
         default=ALL,
-        metavar="NAME",
-        help='whose named expectations apply besides "*" (a strategy name; default: "*" only)',
+        metavar="SPEC",
+        help='whose named expectations apply besides "*": a strategy name, or a spec such as '
+        '"openclaw-mem(profile=relevance)" for the expectations keyed by it (default: "*" only)',
     )
     group.addoption(
         "--packproof-min-recall",
@@ -125,7 +126,7 @@ def _settings(config: pytest.Config) -> Settings:
     from packproof.evals.scenarios.format import load_compiled
     from packproof.packer.errors import InputError
     from packproof.packer.packspec import parse_pack_spec
-    from packproof.packer.strategies import REGISTRY, build_strategy
+    from packproof.packer.strategies import REGISTRY, build_strategy, parse_spec
 
     opt = config.option
     here = config.invocation_params.dir
@@ -138,9 +139,17 @@ def _settings(config: pytest.Config) -> Settings:
         except InputError as exc:
             raise pytest.UsageError(f"--packproof-suite {raw}: {exc}") from None
     expect = opt.packproof_expect
-    if expect != ALL and expect not in REGISTRY:
-        known = ", ".join([repr(ALL), *sorted(REGISTRY)])
-        raise pytest.UsageError(f"--packproof-expect {expect}: not a strategy (one of {known})")
+    named = None
+    if expect != ALL:  # a strategy, or a spec: held to what is keyed by its label
+        try:
+            named = build_strategy(*parse_spec(expect, "--packproof-expect"), "--packproof-expect")
+        except InputError:
+            known = ", ".join([repr(ALL), *sorted(REGISTRY)])
+            message = (
+                f"--packproof-expect {expect}: not a strategy or a spec of one (one of {known})"
+            )
+            raise pytest.UsageError(message) from None
+        expect = named.label()
     fields: dict[str, Any] = {}
     if opt.packproof_strategy is not None:
         try:
@@ -148,8 +157,8 @@ def _settings(config: pytest.Config) -> Settings:
         except InputError as exc:
             message = f"--packproof-strategy {opt.packproof_strategy}: {exc}"
             raise pytest.UsageError(message) from None
-    elif expect != ALL:  # a packer held to bm25's expectations is asked for bm25
-        fields = {"strategy": build_strategy(expect, {}).spec()}
+    elif named is not None:  # a packer held to bm25's expectations is asked for bm25
+        fields = {"strategy": named.spec()}
     min_recall = opt.packproof_min_recall
     if min_recall is not None and not 0 <= min_recall <= 1:  # NaN fails this too
         raise pytest.UsageError(

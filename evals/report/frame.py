@@ -93,6 +93,7 @@ def cells_frame(
     columns["t"] = pd.array(
         [float("nan") if r.get("t") is None else float(r["t"]) for r in records], dtype="float64"
     )
+
     def ordered(values: list[Any], categories: Sequence[Any]) -> pd.Categorical:
         return pd.Categorical(values, dtype=pd.CategoricalDtype(list(categories), ordered=True))
 

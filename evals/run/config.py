@@ -7,19 +7,18 @@ from __future__ import annotations
 import glob
 import hashlib
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-
-from jsonschema.exceptions import best_match
 
 from packproof.evals.metrics.cache.files import load_profiles
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.metrics.cache.profiles import profiles_from
 from packproof.evals.run.packers import NamedPacker, named_packer
 from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
-from packproof.evals.schemafiles import validator
+from packproof.evals.schemafiles import best_error, validator, violation
 from packproof.packer.errors import InputError, pointer
 from packproof.packer.jsonio import dumps
 from packproof.packer.packspec import PackSpec, parse_pack_spec
@@ -27,6 +26,7 @@ from packproof.packer.packspec import PackSpec, parse_pack_spec
 __all__ = ["SCENARIO_BUDGET", "EvalConfig", "config_from", "load_config"]
 
 SCENARIO_BUDGET: Final = "scenario"  # a budget entry: each scenario's own budget
+_NAME_MAX: Final = 100  # characters of a run's name (the schema's maxLength)
 
 
 @dataclass(frozen=True)
@@ -118,22 +118,28 @@ def _nonfinite(value: Any, where: str = "") -> tuple[str, float] | None:
 
 
 def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
-    err = best_match(validator("eval-config.v1.json").iter_errors(data))
+    err = best_error(validator("eval-config.v1.json").iter_errors(data))
     if err is not None:
         where = "".join(f"/{p}" for p in err.absolute_path)
-        raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")
-    # A suite pattern is found beside the config (packproof init's layout), else in
-    # the folder above it (this repository's evals/<config>.yaml), else here.
-    bases = (path.resolve().parent, path.resolve().parent.parent)
+        message, detail = violation(err, yaml=True)
+        raise lines.error(where, f"schema violation: {message}", **detail)
+    # A suite pattern is relative to the config's folder, and only to it: a pattern
+    # that matches nothing there is refused, never looked for in the folder above or
+    # the working folder (where another project's suites would run in its place).
+    base = path.resolve().parent
     suites: list[Path] = []
     for i, pattern in enumerate(data["suites"]):
-        found = next(
-            (hits for base in bases if (hits := sorted(glob.glob(str(base / pattern))))),
-            sorted(glob.glob(pattern)),
-        )
+        found = sorted(glob.glob(str(base / pattern)))
         if not found:
-            raise lines.error(f"/suites/{i}", f"no scenario file matches {pattern!r}")
-        suites.extend(Path(p) for p in found)
+            raise lines.error(
+                f"/suites/{i}",
+                f"no scenario file matches {pattern!r} in {str(base)!r} (suites are "
+                "relative to the config's folder"
+                + (
+                    "; compile them: packproof scenarios compile)" if "compiled" in pattern else ")"
+                ),
+            )
+        suites.extend(_tidy(Path(p)) for p in found)
     stems: dict[str, Path] = {}
     for suite in dict.fromkeys(suites):  # a suite's stem names its cells: it must be unique
         if suite.stem in stems:
@@ -187,7 +193,7 @@ def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
     boot = data.get("bootstrap", {})
     cache = data.get("cache", {})
     return EvalConfig(
-        name=data.get("name", path.stem),
+        name=_name(data, path, lines),
         suites=tuple(dict.fromkeys(suites)),
         specs=tuple(specs),
         budgets=tuple(_whole(b) for b in data.get("budgets", [SCENARIO_BUDGET])),
@@ -204,6 +210,29 @@ def _config(data: Any, lines: LineMap, path: Path, digest: str) -> EvalConfig:
         packers=packers,
         sha256=digest,
     )
+
+
+def _tidy(path: Path) -> Path:
+    """``path`` without ``..`` and ``.`` parts (``evals/../scenarios/x.jsonl`` is
+    ``scenarios/x.jsonl``, one suite however it is reached), unless that is not
+    the same file (a ``..`` after a symbolic link)."""
+    tidy = Path(os.path.normpath(path))
+    return tidy if tidy.exists() and os.path.samefile(tidy, path) else path
+
+
+def _name(data: Mapping[str, Any], path: Path, lines: LineMap) -> str:
+    """The run's name: ``name``, else the config file's stem, which must then
+    fit the schema's bound too (it names the run's folder)."""
+    if "name" in data:
+        return str(data["name"])
+    if len(path.stem) > _NAME_MAX:
+        raise lines.error(
+            "/",
+            "the config file's name is too long to name its runs: give the config a name",
+            expected=f"a name of at most {_NAME_MAX} characters",
+            found=path.stem,
+        )
+    return path.stem
 
 
 def _whole(value: Any) -> Any:

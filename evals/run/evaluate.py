@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import numbers
 import platform
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from packproof.evals.report.model import ReportContext, build_report, order_records
 from packproof.evals.report.renderers import RENDERERS
 from packproof.evals.run import identity
 from packproof.evals.run.config import EvalConfig, load_config
-from packproof.evals.run.executors import check_executor
+from packproof.evals.run.executors import WorkerDied, check_executor
 from packproof.evals.run.external import close_packers, parse_packer
 from packproof.evals.run.folder import check_out, owned, prune, safe_component, switch_latest
 from packproof.evals.run.identity import command_files, packproof_sha256
@@ -36,11 +37,29 @@ from packproof.evals.run.runner import run_cells, tasks
 from packproof.evals.run.select import Selection, narrow
 from packproof.evals.schemafiles import validator
 from packproof.packer import __version__
-from packproof.packer.errors import require
+from packproof.packer.errors import InputError, require
 from packproof.packer.files import write_atomic
 from packproof.packer.result import cyclic_gc_paused
 
-__all__ = ["evaluate", "manifest", "validate_summary"]
+__all__ = ["MAX_JOBS", "MAX_KEEP", "check_count", "evaluate", "manifest", "validate_summary"]
+
+MAX_JOBS: Final = 256  # worker processes, as --jobs allows
+MAX_KEEP: Final = 10**6  # complete runs kept, as --keep allows
+
+
+def check_count(value: Any, where: str, low: int, high: int) -> int:
+    """A whole number in [low, high] (not a bool, not a float such as 1.5),
+    named ``where`` when it is not: checked before anything is written."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(
+            where, "not a whole number", expected=f"an integer in [{low}, {high}]", found=value
+        )
+    number = int(value)
+    if not low <= number <= high:
+        raise InputError(
+            where, "out of range", expected=f"an integer in [{low}, {high}]", found=number
+        )
+    return number
 
 
 def validate_summary(summary: Any) -> list[str]:
@@ -161,7 +180,12 @@ def evaluate(
     keep: int | None = None,
     progress: bool = True,
 ) -> Path:
-    """Run the grid and write every report; returns the run directory."""
+    """Run the grid and write every report; returns the run directory. A
+    worker process that dies stops the run (:class:`WorkerDied`, naming the
+    run folder it leaves ``INCOMPLETE``)."""
+    jobs = check_count(jobs, "jobs", 1, MAX_JOBS)
+    if keep is not None:
+        keep = check_count(keep, "keep", 1, MAX_KEEP)
     _require_extra()
     selection = selection or Selection()
     config = narrow(config if isinstance(config, EvalConfig) else load_config(config), selection)
@@ -181,17 +205,20 @@ def evaluate(
     # Every packer can run (bad input, one line naming it) before anything is written.
     start_packers(config.packers, argv, packer_timeout, executor, jobs)
     with owned(run_dir):  # one run per folder; INCOMPLETE until every report is written
-        records = run_cells(
-            config,
-            run_dir,
-            jobs=jobs,
-            executor=executor,
-            resume=resume,
-            scheduler=scheduler,
-            progress=_progress() if progress else None,
-            packer=argv,
-            timeout=packer_timeout,
-        )
+        try:
+            records = run_cells(
+                config,
+                run_dir,
+                jobs=jobs,
+                executor=executor,
+                resume=resume,
+                scheduler=scheduler,
+                progress=_progress() if progress else None,
+                packer=argv,
+                timeout=packer_timeout,
+            )
+        except WorkerDied as exc:
+            raise exc.left(run_dir) from None
         with cyclic_gc_paused():  # the records are acyclic; collections would rescan them
             _write_reports(config, records, {**info, "run_id": run_id}, run_dir, executor, jobs)
     switch_latest(run_dir.parent, run_dir)  # only a complete run becomes latest

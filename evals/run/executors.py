@@ -1,24 +1,41 @@
 """Executors: where the runner's tasks run. Serial, a process pool, or Dask (a
 LocalCluster, or a remote scheduler); each is a function mapping a task function
-over tasks to record batches, in finishing order (the runner sorts records)."""
+over tasks to record batches, in finishing order (the runner sorts records).
+
+A worker process that dies under a task (the out-of-memory killer's
+``kill -9``, a packer that kills it) stops the run with :class:`WorkerDied`,
+which says how it died; the batches written before stay for ``--resume``.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import signal
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
 from packproof.evals.run.external import kill_packers
+from packproof.evals.run.folder import INCOMPLETE
 from packproof.evals.run.process import die_with_parent
-from packproof.packer.errors import InputError, require
+from packproof.packer.errors import InputError, RunError, require
 
-__all__ = ["Map", "check_executor", "executor_map", "run_on", "run_serial", "ships"]
+__all__ = [
+    "Map",
+    "WorkerDied",
+    "check_executor",
+    "executor_map",
+    "run_on",
+    "run_serial",
+    "ships",
+]
 
 T = TypeVar("T")
 
@@ -71,10 +88,71 @@ def run_serial(fn: Callable[[T], Batch], work: Iterable[T]) -> Iterator[Batch]:
         yield fn(task)
 
 
+class WorkerDied(RunError):
+    """A worker process died under a task: ``cause`` says how; once the run
+    folder is known (:meth:`left`), also that it is left ``INCOMPLETE`` with
+    its finished cells and how to continue it (``resume``)."""
+
+    def __init__(
+        self, cause: str, run_dir: Path | None = None, resume: str = "rerun it with --resume"
+    ) -> None:
+        self.cause, self.run_dir, self.resume = cause, run_dir, resume
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if self.run_dir is None:
+            return self.cause
+        return (
+            f"{self.cause}: {self.run_dir} is left {INCOMPLETE} with its finished cells; "
+            f"{self.resume} to continue it"
+        )
+
+    def left(self, run_dir: Path, resume: str | None = None) -> WorkerDied:
+        """The same death, in ``run_dir``, continued by ``resume``."""
+        return WorkerDied(self.cause, run_dir, resume or self.resume)
+
+
+# How long the workers of a broken pool are waited for, for their exit codes.
+REAP_S = 30.0
+
+
+def _how_they_died(workers: Sequence[Any]) -> str:
+    """Which of a broken pool's worker processes died, and how, as far as its
+    exit code says, once each has exited (a worker stops with SIGTERM, on which
+    it exits 128 + 15, :func:`_end_worker`: another code is the one that died).
+    A process's exit code is known only once it is reaped, which may come a
+    moment after its death broke the pool."""
+    deadline = time.monotonic() + REAP_S
+    for worker in workers:
+        while worker.exitcode is None and time.monotonic() < deadline:
+            worker.join(max(0.0, min(0.1, deadline - time.monotonic())))
+    codes = [worker.exitcode for worker in workers]
+    stopped = 128 + signal.SIGTERM
+    died = [c for c in codes if c not in (None, 0)]
+    code = next((c for c in died if c != stopped), died[0] if died else None)
+    if code is None:
+        return "a worker process died"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else "?"
+        oom = ", as the out-of-memory killer does" if -code == signal.SIGKILL else ""
+        return f"a worker process died (killed by signal {-code}, {name}{oom})"
+    if code == stopped:
+        return "a worker process died (stopped by SIGTERM)"
+    return f"a worker process died (exit code {code})"
+
+
 def run_on(executor: Executor, fn: Callable[[T], Batch], work: Sequence[T]) -> Iterator[Batch]:
     futures: list[Future[Batch]] = [executor.submit(fn, t) for t in work]
     for future in as_completed(futures):
-        yield future.result()
+        try:
+            batch = future.result()
+        except BrokenProcessPool:  # which one died is told once the pool is down
+            raise WorkerDied("a worker process died") from None
+        except Exception as exc:
+            if type(exc).__name__ != "KilledWorker":  # Dask's: a task outlived its workers
+                raise
+            raise WorkerDied(f"Dask workers died running a task ({exc})") from None
+        yield batch
 
 
 @contextmanager
@@ -88,13 +166,15 @@ def executor_map(jobs: int, executor: str, scheduler: str | None) -> Iterator[Ma
         )
         try:
             yield partial(run_on, pool)
-        except BaseException:  # Ctrl-C or an error: drop the queued tasks, do not wait
-            # for the running ones either (a replay is one long task): the workers
+        except BaseException as exc:  # Ctrl-C or an error: drop the queued tasks, do not
+            # wait for the running ones either (a replay is one long task): the workers
             # are stopped (SIGTERM), and end their packers' process groups first.
             workers = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
             for worker in workers:
                 worker.terminate()
+            if isinstance(exc, WorkerDied):
+                raise WorkerDied(_how_they_died(workers)) from None
             raise
         pool.shutdown()
     elif executor == "dask":

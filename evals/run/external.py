@@ -11,17 +11,25 @@ be killed (:func:`function_packer`).
 A cell that goes wrong is recorded with a failure class and the run goes on:
 ``TIMEOUT`` (no answer, or the request not read, within the timeout: the process
 is killed and restarted), ``CRASH`` (the process exited or closed its pipes),
-``PARSE_ERROR`` (the answer is not a JSON object), ``SCHEMA_ERROR`` (the answer
-breaks the pack contract: :mod:`~packproof.evals.run.judge`), ``DESYNC`` (the
-answer is not to this request: the process is restarted, so a packer that
-answers twice never gets the next cell scored with a stale pack). Killed means
-with its whole process group (:mod:`~packproof.evals.run.process`).
+``PARSE_ERROR`` (the answer line is not a JSON object, an empty line
+included, or is longer than :func:`max_answer_bytes`: the process is restarted,
+as the line that was not its answer may leave its answer to come),
+``SCHEMA_ERROR`` (the answer breaks the pack contract:
+:mod:`~packproof.evals.run.judge`), ``DESYNC`` (the answer is not to this
+request: the process is restarted, so a packer that answers twice never gets
+the next cell scored with a stale pack). Killed means with everything it
+started (:mod:`~packproof.evals.run.process`).
+
+An answer is read in time linear in its length, and at most
+:func:`max_answer_bytes` of it is held: memory stays bounded whatever a packer
+writes.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import enum
 import multiprocessing.util
 import os
 import selectors
@@ -51,6 +59,7 @@ __all__ = [
     "external_packer",
     "function_packer",
     "kill_packers",
+    "max_answer_bytes",
     "parse_packer",
 ]
 
@@ -138,6 +147,26 @@ def _serve(function: PackFunction, requests: IO[bytes], answers: IO[bytes]) -> N
 # How long a packer that closed its stdout is given to exit, for its exit code.
 EXIT_GRACE_S: Final = 1.0
 EXIT_POLL_S: Final = 0.2  # how often a packer is looked at, where no pidfd says it exited
+# The longest answer line read: 64 MiB, or 16 times the request's line if that is
+# more (packproof's own answer, with its full trace, is about twice its request).
+ANSWER_FLOOR_BYTES: Final = 64 << 20
+ANSWER_PER_REQUEST_BYTE: Final = 16
+READ_CHUNK: Final = 1 << 20
+
+
+class _NoLine(enum.Enum):
+    """What :meth:`ExternalPacker._readline` returns instead of a line."""
+
+    EOF = "the stream ended or the packer exited"
+    LATE = "the deadline passed"
+    LONG = "the line is longer than allowed"
+
+
+def max_answer_bytes(request_bytes: int) -> int:
+    """The longest answer line (newline excluded) read for a request line of
+    ``request_bytes``: a longer one fails its cell as ``PARSE_ERROR`` unread,
+    so a packer cannot make packproof hold more than this."""
+    return max(ANSWER_FLOOR_BYTES, ANSWER_PER_REQUEST_BYTE * request_bytes)
 
 
 @dataclass
@@ -151,7 +180,7 @@ class ExternalPacker:
     where: str = "--packer"  # what a command that cannot start is named by
     source: str | None = None  # ... and where that is (the config file)
     _proc: PackerProcess | None = field(default=None, repr=False)
-    _buffer: bytes = field(default=b"", repr=False)
+    _buffer: bytearray = field(default_factory=bytearray, repr=False)
     _sent: int = field(default=0, repr=False)
 
     def start(self) -> None:
@@ -159,10 +188,10 @@ class ExternalPacker:
             self._proc = PackerProcess.fork(partial(_serve, self.function))
         else:
             self._proc = PackerProcess.run(self.argv, self.where, self.source)
-        self._buffer = b""
+        self._buffer = bytearray()
 
     def close(self) -> None:
-        """End the process and everything it started (its process group)."""
+        """End the process and everything it started (:mod:`~packproof.evals.run.process`)."""
         proc, self._proc = self._proc, None
         if proc is not None:
             proc.end()
@@ -196,11 +225,19 @@ class ExternalPacker:
         if written is None:
             self.close()
             return "TIMEOUT", f"the request was not read within {self.timeout:g} s"
-        line = self._readline(deadline) if written else b""
-        if line is None:
+        limit = max_answer_bytes(len(data))
+        line = self._readline(deadline, limit) if written else _NoLine.EOF
+        if line is _NoLine.LATE:
             self.close()
             return "TIMEOUT", f"no answer within {self.timeout:g} s"
-        if line == b"":
+        if line is _NoLine.LONG:
+            self.close()  # the rest of the line is still coming: start afresh
+            return "PARSE_ERROR", (
+                f"the answer line is longer than {_size(limit)}, the most read for this "
+                f"request ({_size(ANSWER_FLOOR_BYTES)}, or {ANSWER_PER_REQUEST_BYTE} times "
+                "the request if that is more): not read"
+            )
+        if line is _NoLine.EOF:
             # Its stdin or stdout closed, or it exited: a crash, whatever it does
             # next. Its exit code, when it exits within a short grace, says more;
             # it is not waited for until the deadline, which would cost every
@@ -211,11 +248,18 @@ class ExternalPacker:
                 return "CRASH", f"the packer exited (code {code})"
             closed = "stdout" if written else "stdin"
             return "CRASH", f"the packer closed its {closed} and kept running"
+        # A line that is not an answer leaves the stream out of step (its answer
+        # may follow): the packer is restarted, so each such cell says so.
+        if not line or line.isspace():  # (no stripped copy of a long line)
+            self.close()
+            return "PARSE_ERROR", "the answer line is empty (expected one JSON object)"
         try:
             pack = loads(line)
         except InputError as exc:
+            self.close()
             return "PARSE_ERROR", exc.message
         if not isinstance(pack, dict):
+            self.close()
             return "PARSE_ERROR", "the answer is not a JSON object"
         echoed = pack.pop(REQUEST_ID, None)
         if echoed != request_id:
@@ -246,22 +290,33 @@ class ExternalPacker:
                     return False
         return True
 
-    def _readline(self, deadline: float) -> bytes | None:
-        """The next line; b"" at the end of the stream or once the packer has
-        exited (a process it forked may hold its stdout open); None past the
-        deadline."""
+    def _readline(self, deadline: float, limit: int) -> bytes | _NoLine:
+        """The next line, without its newline (it may be empty); ``EOF`` at the
+        end of the stream or once the packer has exited (a process it forked may
+        hold its stdout open), ``LATE`` past the deadline, ``LONG`` once more
+        than ``limit`` bytes came without a newline. Each byte is looked at once
+        for the newline, so a long line costs linear time."""
         assert self._proc is not None
         fd = self._proc.stdout.fileno()
+        buffer = self._buffer
+        seen = 0  # the buffer's bytes before this have no newline
         with self._selector(fd, selectors.EVENT_READ) as sel:
-            while b"\n" not in self._buffer:
+            while (end := buffer.find(b"\n", seen)) < 0:
+                if len(buffer) > limit:
+                    return _NoLine.LONG
+                seen = len(buffer)
                 ready = self._wait(sel, deadline)
                 if not ready:
-                    return None if ready is None else b""
-                chunk = os.read(fd, 1 << 16)
+                    return _NoLine.LATE if ready is None else _NoLine.EOF
+                chunk = os.read(fd, READ_CHUNK)
                 if not chunk:
-                    return b""
-                self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+                    return _NoLine.EOF
+                buffer += chunk
+        if end > limit:
+            return _NoLine.LONG
+        with memoryview(buffer) as view:  # one copy of the line, not two
+            line = bytes(view[:end])
+        del buffer[: end + 1]
         return line
 
     def _selector(self, fd: int, event: int) -> selectors.BaseSelector:
@@ -286,6 +341,11 @@ class ExternalPacker:
             if events or (poll and self._proc.poll() is not None):
                 return False
         return None
+
+
+def _size(n: int) -> str:
+    """A byte count as people read it: 64 MiB."""
+    return f"{n / (1 << 20):.4g} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
 _PROCESSES: dict[tuple[str, ...], ExternalPacker] = {}

@@ -17,6 +17,7 @@ from packproof.evals.run.replay import PACK
 from packproof.packer.pipeline import PackResult
 from packproof.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
 from packproof.packer.render import TRACE_SCHEMA_ID
+from packproof.packer.result import _KEPT as PACKED  # per outcome code: is the item packed?
 from packproof.packer.schema import validate
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "failed_cell",
     "judged",
     "pack_problem",
+    "trace_contradiction",
     "traced",
 ]
 
@@ -38,9 +40,10 @@ def pack_problem(pack: Mapping[str, Any], known: Collection[str]) -> str | None:
     is one), worded to follow "the answer". The one check of an answer,
     ``packproof eval``'s and the pytest plugin's: it breaks the pack schema,
     packs an id the request does not have or one id twice, or carries a trace
-    that names an id the request does not have, names one twice, or opens a
-    decision with a reason that is not an outcome (:func:`judged` reads each
-    candidate's outcome from it)."""
+    that names an id the request does not have, names one twice, opens a
+    decision with a reason that is not an outcome, or, being packproof's own
+    trace, contradicts the items (:func:`trace_contradiction`). The pack is its
+    ``items``: the trace only explains them (:func:`judged`)."""
     errors = validate("pack", pack)
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -58,6 +61,32 @@ def pack_problem(pack: Mapping[str, Any], known: Collection[str]) -> str | None:
         reason = cand["decision"]["reason"][0]
         if reason not in OUTCOMES:
             return f"has a trace opening {cand['id']}'s reasons with {reason!r}, not an outcome"
+    return trace_contradiction(pack)
+
+
+def trace_contradiction(pack: Mapping[str, Any]) -> str | None:
+    """Where packproof's own trace in ``pack`` says another selection than its
+    ``items`` (None: it agrees, or there is no such trace): an id the trace
+    decides packed (its outcome is one that packs it) that is not among the
+    items, or an item the trace does not decide packed. The items are the pack,
+    so such a trace explains a pack that was not given: the answer is refused
+    rather than scored from either. The pack's schema and ids are checked."""
+    if not traced(pack):
+        return None
+    packed = {it["recordRef"] for it in pack["items"]}
+    said = {
+        cand["id"]
+        for cand in _candidates(pack)
+        if PACKED[OUTCOMES.index(cand["decision"]["reason"][0])]
+    }
+    for what, refs in (
+        ("decides packed ids that are not among its items", said - packed),
+        ("does not decide packed ids that are among its items", packed - said),
+    ):
+        if refs:
+            shown = sorted(refs)[:5]
+            more = f" (and {len(refs) - 5} more)" if len(refs) > 5 else ""
+            return f"has a trace that contradicts its items: it {what}: {shown}{more}"
     return None
 
 
@@ -103,14 +132,18 @@ def traced(pack: Mapping[str, Any]) -> bool:
 def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
     """The reference result with an external pack's selection: the fresh tail,
     anchors and budget stay packproof's definitions (so the metrics judge the
-    external packer by the same rules). With packproof's own trace in the pack,
-    outcome, rank and mode are read from it exactly; otherwise packed items
-    rank first in pack order and the rest newest first. The pack is one
-    :func:`pack_problem` found nothing wrong with: every id it names is the
-    request's."""
+    external packer by the same rules). What is packed is the pack's
+    ``items``, in their order, and nothing else. With packproof's own trace in
+    the pack, outcome, rank and mode are read from it (each outcome only where
+    it agrees with the items, which :func:`trace_contradiction` holds it to);
+    otherwise packed items rank first in pack order and the rest newest first.
+    The pack is one :func:`pack_problem` found nothing wrong with: every id it
+    names is the request's."""
     items = reference.items
     position = items.position
     packed = [position[it["recordRef"]] for it in pack["items"]]
+    kept = np.zeros(len(items), dtype=bool)
+    kept[packed] = True
     trace = pack.get("trace")
     outcome = np.full(len(items), O_BUDGET, dtype=np.int8)
     rank = np.zeros(len(items), dtype=np.int64)
@@ -120,14 +153,20 @@ def judged(reference: PackResult, pack: Mapping[str, Any]) -> PackResult:
             outcome[i] = OUTCOMES.index(cand["decision"]["reason"][0])
             rank[i] = cand["rank"] or 0
         mode = trace["mode"]
+        # never scored from the trace: an outcome that says otherwise than the items
+        # (refused by pack_problem) is the items' plain one
+        wrong = PACKED[outcome] != kept
+        outcome[wrong & kept] = O_INCLUDED
+        outcome[wrong & ~kept] = O_BUDGET
     else:
-        kept = np.zeros(len(items), dtype=bool)
-        kept[packed] = True
         outcome[kept] = O_INCLUDED
         outcome[kept & reference.anchored] = O_ANCHORED
         outcome[kept & reference.in_tail] = O_TAIL
-        order = [i for i in packed if i in set(reference.evictable.tolist())]
-        rest = [i for i in reference.evictable.tolist()[::-1] if i not in set(order)]
+        evictable = reference.evictable.tolist()
+        scored = set(evictable)  # each set made once: a pack of 100k items stays linear
+        order = [i for i in packed if i in scored]
+        first = set(order)
+        rest = [i for i in evictable[::-1] if i not in first]
         rank[order + rest] = np.arange(1, len(order) + len(rest) + 1)
         mode = "external"
     return dataclasses.replace(

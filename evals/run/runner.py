@@ -36,6 +36,7 @@ from packproof.evals.run.suites import load_suite
 from packproof.evals.scenarios.format import (
     Scenario,
     expectation_failures,
+    expectation_key,
     kept_reasons,
 )
 from packproof.packer.errors import InputError
@@ -254,11 +255,15 @@ def _run_turn(
                 # Expectations are written for the scenario's own budget and token
                 # counts; a sweep (of budgets or counters) measures, it does not judge.
                 judged_here = budget == SCENARIO_BUDGET and not recounted
-                # A strategy's named expectations were written for its defaults; any
-                # other parameterisation is held to the "*" expectations only.
-                named = turn.expectations(name) if configured.is_default else turn.expectations("*")
-                applies = named if judged_here else []
-                failures = expectation_failures(turn, name, result) if applies else None
+                # A strategy's named expectations were written for its defaults, and a
+                # spec-keyed one for that parameterisation; "*" ones hold for all.
+                key = (
+                    name
+                    if configured.is_default
+                    else expectation_key(strategy, cache_aware=configured.cache is not None)
+                )
+                applies = turn.expectations(key) if judged_here else []
+                failures = expectation_failures(turn, key, result) if applies else None
                 known = dict(ranked_metrics)
                 if str(budget) in oracles:
                     known["oracle_recall"] = oracles[str(budget)]

@@ -18,12 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jsonschema.exceptions import best_match
-
 from packproof.evals.scenarios.format import Scenario, Turn, read_compiled
 from packproof.evals.scenarios.rules import check_references
 from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
-from packproof.evals.schemafiles import validator
+from packproof.evals.schemafiles import best_error, validator, violation
 from packproof.packer.errors import InputError
 from packproof.packer.files import check_targets, write_files
 from packproof.packer.jsonio import dumps
@@ -173,12 +171,15 @@ def _origin(where: str, base: str, origins: Sequence[str]) -> str:
 
 def _load_file(path: Path) -> list[Scenario]:
     data, lines = load_yaml(path)
-    err = best_match(validator("scenarios.v1.json").iter_errors(data))
+    err = best_error(validator("scenarios.v1.json").iter_errors(data))
     if err is not None:
         where = "".join(
             "/" + str(p).replace("~", "~0").replace("/", "~1") for p in err.absolute_path
         )
-        raise lines.error(where, _schema_message(err))
+        if err.validator == "not" and err.validator_value == {}:
+            raise lines.error(where, _schema_message(err))
+        message, detail = violation(err, yaml=True)
+        raise lines.error(where, f"schema violation: {message}", **detail)
     defaults = data.get("defaults", {})
     out = []
     for s, sc in enumerate(data["scenarios"]):
@@ -252,7 +253,9 @@ def write_compiled(texts: Mapping[Path, str], out_dir: Path | None = None) -> li
 def _lines_by_id(text: str) -> dict[str, str]:
     """Compiled lines by scenario id; an unreadable line is keyed by its number."""
     out = {}
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # not splitlines: U+2028 in a string
+        if not line.strip():
+            continue
         try:
             key = str(json.loads(line)["id"])
         except (ValueError, KeyError, TypeError, RecursionError):

@@ -36,13 +36,14 @@ from packproof.packer.jsonio import dumps, loads
 from packproof.packer.pipeline import PackResult, assemble
 from packproof.packer.render import reasons_by_id
 from packproof.packer.request import parse_request
-from packproof.packer.strategies import build_strategy
+from packproof.packer.strategies import StrategyBase, build_strategy, is_policy_name
 
 __all__ = [
     "SCENARIOS_SCHEMA_ID",
     "Scenario",
     "Turn",
     "expectation_failures",
+    "expectation_key",
     "kept_reasons",
     "load_compiled",
     "pack_turn",
@@ -70,9 +71,14 @@ class Turn:
     answers: tuple[str, ...] = ()
 
     def expectations(self, strategy: str) -> list[Mapping[str, Any]]:
-        """The expectations that apply to ``strategy``: ``"*"``'s and its own (both
-        must hold; neither overrides the other). ``"*"`` itself gives only ``"*"``'s."""
-        return [self.expect[key] for key in dict.fromkeys((ALL, strategy)) if key in self.expect]
+        """The expectations that apply to ``strategy`` (a name, or a spec's label:
+        :func:`expectation_key`): ``"*"``'s and its own (both must hold; neither
+        overrides the other). ``"*"`` itself gives only ``"*"``'s. A strategy
+        that decides the whole pack (``openclaw-mem``: packer/policy.py) has its
+        own only: ``"*"``'s pin the shared pipeline (the fresh tail and anchors
+        always kept, full fit, ...), which it does not use."""
+        keys = (strategy,) if is_policy_name(strategy.partition("(")[0]) else (ALL, strategy)
+        return [self.expect[key] for key in dict.fromkeys(keys) if key in self.expect]
 
 
 @dataclass(frozen=True)
@@ -214,7 +220,9 @@ def parse_compiled(text: str, path: Path) -> list[Scenario]:
     Errors name ``path``, the line and the JSON pointer."""
     out = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(text.splitlines(), 1):
+    # lines end at "\n" only: a JSON string holds U+2028 or U+0085 unescaped, which
+    # str.splitlines() would take for line ends
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         obj = loads(line, source=f"{path}:{n}")
@@ -250,6 +258,14 @@ def parse_compiled(text: str, path: Path) -> list[Scenario]:
 
 
 # ---------------------------------------------------------------- expectations
+
+
+def expectation_key(strategy: StrategyBase, *, cache_aware: bool = False) -> str:
+    """Whose expectations a spec is held to besides ``"*"``'s: those keyed by its
+    label, which is its name at the defaults (``bm25``) and the spec with the
+    parameters that differ otherwise (``openclaw-mem(profile=relevance)``), as
+    written for that parameterisation; a cache-aware pack only ``"*"``'s."""
+    return ALL if cache_aware else strategy.label()
 
 
 def pack_turn(turn: Turn, strategy: str | Mapping[str, Any]) -> PackResult:

@@ -8,7 +8,9 @@ more than that the tool hashed what it wrote.
 - a replay's turns all have a finite time ``t``, in time order; a step adds
   items and asks its newest item's text, a probe adds none and asks a prompt;
 - relevant and expected ids are items of the turn's request, and expectations
-  name registered strategies.
+  name registered strategies, or specs of one with valid parameters written as
+  the spec's label (``openclaw-mem(profile=relevance)``: the parameters that
+  differ from the defaults, sorted, as the eval's cells name them).
 
 Each request itself is checked by the packer when its cell runs.
 """
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 from packproof.evals.scenarios.yamlsafe import LineMap
 from packproof.evals.schemafiles import schema_text
 from packproof.packer.errors import InputError, pointer
-from packproof.packer.strategies import REGISTRY
+from packproof.packer.strategies import REGISTRY, build_strategy, parse_spec
 
 if TYPE_CHECKING:
     from packproof.evals.scenarios.format import Turn
@@ -167,6 +169,31 @@ def first_positions(items: Sequence[Any]) -> dict[Any, int]:
     return position
 
 
+def _check_spec_key(key: str, where: str, lines: LineMap) -> None:
+    """An expectation keyed by a spec: a registered strategy's, with valid
+    parameters, written as its label (so that one parameterisation has one key)."""
+    try:
+        name, params = parse_spec(key, where)
+        if name not in REGISTRY:
+            raise lines.error(
+                where,
+                "expectation names an unknown strategy",
+                expected="one of * " + " ".join(sorted(REGISTRY)),
+                found=name,
+            )
+        label = build_strategy(name, params, where).label()
+    except InputError as exc:
+        raise lines.error(where, exc.message, expected=exc.expected, found=exc.found) from None
+    if label != key:
+        raise lines.error(
+            where,
+            "an expectation's spec is written as its label (the parameters that differ "
+            "from the defaults, sorted)",
+            expected=label,
+            found=key,
+        )
+
+
 def check_references(
     turn: Turn, at: str, lines: LineMap, ids: Container[Any] | None = None
 ) -> None:
@@ -183,12 +210,7 @@ def check_references(
     for strategy, exp in turn.expect.items():
         where = f"{at}/expect{pointer(strategy)}"
         if strategy != ALL and strategy not in REGISTRY:
-            raise lines.error(
-                where,
-                "expectation names an unknown strategy",
-                expected="one of * " + " ".join(sorted(REGISTRY)),
-                found=strategy,
-            )
+            _check_spec_key(strategy, where, lines)
         named = [
             *exp.get("selected", []),
             *exp.get("must_include", []),

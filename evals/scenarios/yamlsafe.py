@@ -11,6 +11,7 @@ resolver would make it one that no JSON or schema check can take.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +21,18 @@ import yaml
 
 from packproof.packer.errors import InputError, pointer
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "LineMap", "load_yaml"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NODES", "LineMap", "load_yaml"]
 
 MAX_BYTES: Final = 4 * 1024 * 1024
 MAX_NODES: Final = 500_000
 MAX_DEPTH: Final = 64  # nesting levels; packproof's formats need fewer than 10
+# An integer of more digits is no number a format of packproof's takes (the largest
+# float is about 1.8e308): refused when read, with its line, rather than failing
+# where it is used (ValueError past Python's 4300-digit limit when it is printed,
+# OverflowError when it becomes a float), whether written in decimal or hex.
+MAX_INT_DIGITS: Final = 300
+_INT_LIMIT: Final = 10**MAX_INT_DIGITS
+_DECIMAL: Final = re.compile(r"[-+]?[0-9][0-9_]*")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _PLAIN: Final = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _MERGE: Final = "tag:yaml.org,2002:merge"
@@ -109,7 +117,14 @@ class _Builder:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, f"{where}/{i}") for i, item in enumerate(node.value)]
-        value = self.scalars.construct_object(node, deep=True)
+        try:
+            value = self.scalars.construct_object(node, deep=True)
+        except ValueError:  # a decimal integer past Python's 4300-digit limit
+            if not _DECIMAL.fullmatch(str(node.value)):
+                raise
+            raise self._too_long(node, where, sum(c.isdigit() for c in str(node.value))) from None
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _INT_LIMIT:
+            raise self._too_long(node, where, _digits(value))
         if isinstance(value, str) and _SURROGATE.search(value):
             raise self._err(
                 node, where, "a lone surrogate is not Unicode text", expected="text", found=value
@@ -136,6 +151,15 @@ class _Builder:
             )
         return key
 
+    def _too_long(self, node: yaml.Node, where: str, digits: int) -> InputError:
+        return self._err(
+            node,
+            where,
+            "integer too large to be a number",
+            expected=f"at most {MAX_INT_DIGITS} digits",
+            found=f"{digits} digits",
+        )
+
     def _err(self, node: yaml.Node, where: str, message: str, **detail: Any) -> InputError:
         return InputError(
             f"line {node.start_mark.line + 1} {where or '/'}",
@@ -143,6 +167,14 @@ class _Builder:
             source=self.linemap.source,
             **detail,
         )
+
+
+def _digits(value: int) -> int:
+    """How many decimal digits ``value`` has, without printing it (past 4300
+    digits Python will not): from its size, exact up to the one digit of a power
+    of ten's rounding."""
+    digits = math.floor((abs(value).bit_length() - 1) * math.log10(2)) + 1
+    return digits + int(abs(value) >= 10**digits)
 
 
 def pointer_join(base: str, key: str) -> str:

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from jsonschema.exceptions import best_match
 
 from packproof.evals.report.stats import mean_ci, paired
 from packproof.evals.run.config import EvalConfig, load_config
@@ -41,7 +40,7 @@ from packproof.evals.run.folder import safe_component
 from packproof.evals.run.runner import run_cells
 from packproof.evals.run.suites import load_suite
 from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
-from packproof.evals.schemafiles import validator
+from packproof.evals.schemafiles import best_error, validator, violation
 from packproof.evals.tune.objective import (
     COST,
     RECALL,
@@ -69,10 +68,11 @@ def _load_space(
     path: Path, strategy: str, config: EvalConfig
 ) -> tuple[dict[str, Any], Objective | None]:
     data, lines = load_yaml(path)
-    err = best_match(validator("space.v1.json").iter_errors(data))
+    err = best_error(validator("space.v1.json").iter_errors(data))
     if err is not None:
         where = "".join(f"/{p}" for p in err.absolute_path)
-        raise lines.error(where, f"schema violation: {' '.join(str(err.message).split())[:160]}")
+        message, detail = violation(err, yaml=True)
+        raise lines.error(where, f"schema violation: {message}", **detail)
     if data["strategy"] != strategy:
         raise lines.error(
             "/strategy",

@@ -1,21 +1,26 @@
 """Packing strategies: one module each, registered by name in :data:`REGISTRY`."""
 
-from . import bm25, bm25lite, chronological, clarity, hybrid
+from . import bm25, bm25lite, chronological, clarity, hybrid, openclaw_mem
 from .base import (
     REGISTRY,
     ParamInfo,
+    Policy,
     Ranking,
     ScoringView,
     Strategy,
     StrategyBase,
     build_strategy,
+    is_policy,
+    is_policy_name,
     parse_spec,
     register,
+    strategy_from_json,
 )
 
 __all__ = [
     "REGISTRY",
     "ParamInfo",
+    "Policy",
     "Ranking",
     "ScoringView",
     "Strategy",
@@ -26,6 +31,10 @@ __all__ = [
     "chronological",
     "clarity",
     "hybrid",
+    "is_policy",
+    "is_policy_name",
+    "openclaw_mem",
     "parse_spec",
     "register",
+    "strategy_from_json",
 ]

@@ -2,7 +2,9 @@
 
 A strategy is a frozen dataclass whose fields are its parameters. It only scores
 and orders the evictable candidates (:meth:`Strategy.rank`); the shared pipeline
-reserves the tail and anchors, fills the budget and explains every decision.
+reserves the tail and anchors, fills the budget and explains every decision. A
+peer system's whole pack policy is a strategy that also provides
+:meth:`Policy.decide` (:mod:`packproof.packer.policy`).
 Its canonical spec ``{"name", "params"}`` lists every parameter (defaults filled)
 and round-trips through :func:`parse_spec`, so a report column reproduces.
 """
@@ -14,26 +16,34 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from ..checks import check_object, check_str
 from ..errors import InputError, pointer
 
 if TYPE_CHECKING:
     from ..model import Items
+    from ..pipeline import Reserved
+    from ..policy import PolicyDecision
+    from ..request import Request
 
 __all__ = [
     "REGISTRY",
     "ParamInfo",
+    "Policy",
     "Ranking",
     "ScoringView",
     "Strategy",
     "StrategyBase",
     "build_strategy",
+    "is_policy",
+    "is_policy_name",
     "param",
     "parse_spec",
     "register",
+    "strategy_from_json",
 ]
 
 NO_SEARCHABLE_TERMS = "prompt_has_no_searchable_terms"
@@ -76,7 +86,29 @@ class Strategy(Protocol):
     def spec_string(self) -> str: ...
 
 
-ParamKind = Literal["number", "choice"]
+@runtime_checkable
+class Policy(Protocol):
+    """A strategy that decides the whole pack of ``req`` from packproof's
+    reservation ``reserved`` (made once per request and shared by every strategy
+    and budget), as a peer system's own pack policy does. Its decision depends
+    on nothing but its parameters, the request and the reservation."""
+
+    def decide(self, req: Request, reserved: Reserved) -> PolicyDecision: ...
+
+
+def is_policy(strategy: object) -> bool:
+    """Whether ``strategy`` decides the whole pack (:class:`Policy`)."""
+    return isinstance(strategy, Policy)
+
+
+def is_policy_name(name: str) -> bool:
+    """Whether the registered strategy ``name`` decides the whole pack (False
+    for a name not registered)."""
+    cls = REGISTRY.get(name)
+    return cls is not None and issubclass(cls, Policy)
+
+
+ParamKind = Literal["number", "integer", "choice"]
 
 
 @dataclass(frozen=True)
@@ -89,35 +121,46 @@ class ParamInfo:
     choices: tuple[str, ...] = ()
 
     def coerce(self, value: Any, where: str) -> Any:
-        """Check one user-given value; numbers become floats, explicit 0 stays 0."""
+        """Check one user-given value; numbers become floats (integers ints),
+        explicit 0 stays 0."""
         if self.kind == "choice":
             if type(value) is not str or value not in self.choices:
                 raise InputError(
                     where, "unknown value", expected="one of " + "|".join(self.choices), found=value
                 )
             return value
+        integer = self.kind == "integer"
+        what = "an integer" if integer else "a number"
         if type(value) not in (int, float) or not math.isfinite(value):
-            raise InputError(where, "wrong type", expected="a finite number", found=value)
+            expected = "a finite integer" if integer else "a finite number"
+            raise InputError(where, "wrong type", expected=expected, found=value)
+        if integer and not float(value).is_integer():
+            raise InputError(where, "wrong type", expected=what, found=value)
         if self.minimum is not None and value < self.minimum:
             raise InputError(
-                where, "out of range", expected=f"a number >= {_fmt(self.minimum)}", found=value
+                where, "out of range", expected=f"{what} >= {_fmt(self.minimum)}", found=value
             )
-        return float(value)
+        return int(value) if integer else float(value)
 
     def describe(self) -> str:
         domain = (
             "|".join(self.choices)
             if self.kind == "choice"
-            else (f">= {_fmt(self.minimum)}" if self.minimum is not None else "any number")
+            else (f">= {_fmt(self.minimum)}" if self.minimum is not None else f"any {self.kind}")
         )
         return f"{self.name}={_fmt(self.default)} ({domain}): {self.doc}"
 
 
 def param(
-    default: Any, doc: str, *, minimum: float | None = None, choices: tuple[str, ...] = ()
+    default: Any,
+    doc: str,
+    *,
+    minimum: float | None = None,
+    choices: tuple[str, ...] = (),
+    integer: bool = False,
 ) -> Any:
     """A strategy parameter: a dataclass field carrying its documentation."""
-    kind: ParamKind = "choice" if choices else "number"
+    kind: ParamKind = "choice" if choices else "integer" if integer else "number"
     return field(
         default=default, metadata={"doc": doc, "kind": kind, "minimum": minimum, "choices": choices}
     )
@@ -248,3 +291,17 @@ def parse_spec(text: str, where: str = "/strategy") -> tuple[str, dict[str, Any]
             )
         params[key.strip()] = parse_value(value.strip())
     return name, params
+
+
+def strategy_from_json(raw: Any, where: str = "/strategy") -> StrategyBase:
+    """A request's strategy: ``{"name": ..., "params": {...}}`` or a spec string
+    such as ``bm25(k1=1.5)``, every part checked."""
+    if type(raw) is str:
+        name, params = parse_spec(raw, where)
+        return build_strategy(name, params, where)
+    spec = check_object(raw, where, frozenset({"name", "params"}))
+    if "name" not in spec:
+        raise InputError(where, "missing required field 'name'")
+    name = check_str(spec["name"], where + "/name", nonempty=True)
+    params = check_object(spec.get("params", {}), where + "/params")
+    return build_strategy(name, params, where)

@@ -63,8 +63,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "file",
         nargs="?",
-        help="its case file (JSON lines, .gz allowed; default: the shared recording, "
-        "e.g. ../shared/data/lossless-claw/assembler-cases.jsonl.gz)",
+        help="its case file (JSON lines, .gz allowed; default: the peer's shared recording, "
+        "../shared/data/lossless-claw/assembler-cases.jsonl.gz or "
+        "../shared/data/openclaw-mem/pack-cases.jsonl.gz)",
     )
     p.add_argument(
         "--show",

@@ -82,14 +82,13 @@ def _find(scenarios: dict[str, Scenario], wanted: str, paths: Sequence[Path]) ->
 def _expectations(turn: Any, spec: Any, result: Any, own_budget: bool) -> list[str]:
     """The turn's expectations for this strategy, judged as the eval judges them:
     at the scenario's own budget only, a strategy's named ones only for its
-    default parameters (the ``"*"`` ones always)."""
-    from packproof.evals.scenarios.format import expectation_failures
-    from packproof.packer.strategies import build_strategy
+    default parameters, a spec-keyed one for its parameters (the ``"*"`` ones
+    always)."""
+    from packproof.evals.scenarios.format import expectation_failures, expectation_key
 
-    default = spec.cache is None and spec.strategy == build_strategy(spec.name, {})
-    name = spec.name if default else "*"
+    name = expectation_key(spec.strategy, cache_aware=spec.cache is not None)
+    label = f"{name} and *" if name != "*" else "* only (a cache-aware pack)"
     applies = turn.expectations(name)
-    label = f"{spec.name} and *" if default else "* only (not the defaults of a strategy)"
     if not applies:
         return [f"expectations: none for {label}"]
     if not own_budget:

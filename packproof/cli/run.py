@@ -3,9 +3,11 @@ failed, as a CI step expects.
 
 Exit codes: 0 when every cell passed; 1 when a cell missed an expectation,
 broke a hard invariant or its packer failed (the failure classes are printed,
-and are the ones summary.md and junit.xml count), unless ``--no-fail``; 2 for
-bad input. ``--quiet`` prints one line per run instead of summary.md; a progress
-bar is drawn only on a terminal.
+and are the ones summary.md and junit.xml count), unless ``--no-fail``, and
+when the run stopped short because a worker process died (one line says how,
+and that the run folder is left INCOMPLETE with its finished cells: ``--resume``
+continues it); 2 for bad input. ``--quiet`` prints one line per run instead of
+summary.md; a progress bar is drawn only on a terminal.
 """
 
 from __future__ import annotations
@@ -94,6 +96,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from packproof.evals.run.evaluate import evaluate  # the harness, imported only here
     from packproof.evals.run.select import describe_run, narrow
 
+    if args.scheduler is not None and args.executor != "dask":  # else silently unused
+        raise InputError(
+            "--scheduler",
+            "only the dask executor uses a scheduler: give --executor dask too, or leave out "
+            "--scheduler",
+            source="usage",
+        )
     config = _config(args)
     if args.list:
         selection = _selection(args)

@@ -63,7 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     name = f"{source.stem}_replay" if args.replay else source.stem
     out = Path(args.output or Path("reports") / "imports" / f"{name}.jsonl")
     check_target(out, [source])  # before any work
-    scenarios, report = IMPORTERS[args.format](
+    scenarios, report = IMPORTERS["locomo"](
         source,
         budget=args.budget,
         fresh_tail=args.fresh_tail,
@@ -77,6 +77,41 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"wrote {len(scenarios)} scenarios ({sum(len(s.turns) for s in scenarios)} turns) to {out}"
     )
     print(" ".join(f"{k}={v}" for k, v in report.items()))
+    return EXIT_OK
+
+
+def _stem(path: Path) -> str:
+    """A file's name without its ``.gz`` and ``.jsonl`` suffixes."""
+    name = path.name
+    for suffix in (".gz", ".jsonl"):
+        name = name.removesuffix(suffix)
+    return name or "openclaw-mem"
+
+
+def cmd_import_openclaw_mem(args: argparse.Namespace) -> int:
+    from packproof.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
+    from packproof.evals.scenarios.importers.openclaw_mem.suite import scenarios_yaml
+
+    source = Path(args.path)
+    out = Path(args.output or Path("reports") / "imports" / f"{_stem(source)}.jsonl")
+    check_target(out, [source])  # before any work
+    scenarios, report = IMPORTERS["openclaw-mem"](source)
+    if out.suffix in (".yaml", ".yml"):
+        text = scenarios_yaml(scenarios)
+    else:
+        text = "".join(dumps(sc.to_json()) + "\n" for sc in scenarios)
+    write_atomic(out, text, inputs=[source])
+    notes = report.pop("notes")
+    print(
+        f"wrote {len(scenarios)} scenarios ({report.get('judged', 0)} with expectations) to {out}"
+    )
+    print(" ".join(f"{k}={v}" for k, v in report.items()))
+    for ident, pairs in notes.items():  # what is not judged is said, never dropped
+        by_why: dict[str, list[str]] = {}
+        for what, why in pairs:
+            by_why.setdefault(why, []).append(what)
+        said = "; ".join(f"{why}: {', '.join(whats)}" for why, whats in by_why.items())
+        print(f"{ident}: not judged: {said}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -98,8 +133,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--out", help="compiled mirror directory (default: compiled/ beside each file)")
     p.set_defaults(func=cmd_scenarios)
 
-    p = sub.add_parser("import", help="turn a dataset (LoCoMo) into compiled scenarios")
-    p.add_argument("format", choices=["locomo"], help="the dataset's format: locomo (LoCoMo)")
+    p = sub.add_parser(
+        "import",
+        help="turn a dataset (LoCoMo) or openclaw-mem's cases and goldens into scenarios",
+        description="Turn a dataset into compiled scenarios: LoCoMo conversations, or "
+        "openclaw-mem's native pack cases and golden fixtures.",
+    )
+    formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT", help="the format")
+    p = formats.add_parser("locomo", help="LoCoMo conversations (its original JSON format)")
     p.add_argument("path", help="the dataset file (LoCoMo: its original JSON format)")
     p.add_argument("-o", "--output", help="JSONL to write (default reports/imports/<name>.jsonl)")
     p.add_argument(
@@ -130,3 +171,26 @@ def add_parsers(sub: Any) -> None:
         "what keeps each session's turns before the next session's date)",
     )
     p.set_defaults(func=cmd_import)
+
+    p = formats.add_parser(
+        "openclaw-mem",
+        help="openclaw-mem's native pack cases or its golden fixture lane",
+        description="One scenario per openclaw-mem case or golden row, expecting the "
+        "selection openclaw-mem made (strategy openclaw-mem with the case's parameters). "
+        "What a golden row asserts that packproof does not judge (graph-lane receipts, "
+        "the policy receipt) is listed on stderr and in the scenario's tags. The scenario "
+        "format: `packproof docs scenarios`.",
+    )
+    p.add_argument(
+        "path",
+        help="a case file (JSON lines, .gz allowed; e.g. ../shared/data/openclaw-mem/"
+        "pack-cases.jsonl.gz) or a golden file (CONTEXT_PACK_GOLDEN_SCENARIOS.v0.jsonl)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        "--out",
+        help="file to write: a scenario file when it ends in .yaml or .yml (at most 4 MiB), "
+        "else the compiled mirror, JSON lines (default reports/imports/<name>.jsonl)",
+    )
+    p.set_defaults(func=cmd_import_openclaw_mem)

@@ -176,7 +176,7 @@ def test_explain_reads_a_compiled_suite_and_shows_failed_expectations(
     assert "expectations for bm25 and *: NOT MET" in out
     assert "  - selected ['a'], expected ['b']" in out
     assert main([*args, "bm25(k1=2)"]) == 0  # named expectations hold for the defaults only
-    assert "expectations: none for * only" in capsys.readouterr().out
+    assert "expectations: none for bm25(k1=2) and *" in capsys.readouterr().out
     assert main([*args, "bm25", "--budget", "20"]) == 0
     assert "expectations: not judged" in capsys.readouterr().out
 

@@ -1,14 +1,16 @@
-"""The shared policy every strategy obeys: anchors, trust, max_items, caps."""
+"""The shared policy every ranking strategy obeys: anchors, trust, max_items, caps.
+(A strategy that decides the whole pack, such as openclaw-mem, has its own:
+tests/packer/openclaw/.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from packproof.packer.strategies import REGISTRY
+from packproof.packer.strategies import REGISTRY, is_policy_name
 
 from .helpers import msg, reasons, run
 
-STRATEGIES = sorted(REGISTRY)
+STRATEGIES = sorted(name for name in REGISTRY if not is_policy_name(name))
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from packproof.packer import pack
 from packproof.packer.jsonio import dumps
 from packproof.packer.model import QUARANTINED
-from packproof.packer.strategies import REGISTRY
+from packproof.packer.strategies import REGISTRY, is_policy_name
 
 WORDS = [
     "deploy",
@@ -75,7 +75,36 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
         request["max_items"] = draw(st.integers(1, 10))
     if draw(st.booleans()):
         request["category_caps"] = {"event": draw(st.integers(0, 3))}
+    if draw(st.booleans()):
+        memory_records(draw, request)
     return request
+
+
+TS = ["2026-07-18T09:00:00Z", "2025-01-01", "2026-07-19 08:00:00", "yesterday", ""]
+RECORD_KINDS = [None, "preference", "decision", "event", "fact", " Note "]
+LIFECYCLES = ["captured", "categorized", "active", "consolidated", "stale", "soft-archived"]
+
+
+def memory_records(draw: st.DrawFn, request: dict[str, Any]) -> None:
+    """Give some items a memory store's record fields, and the request a retrieval
+    (naming ids that are items and some that are not)."""
+    ids = [it["id"] for it in request["items"]]
+    refs = st.sampled_from([*ids, "gone:1", "gone:2"])
+    for it in request["items"]:
+        if draw(st.booleans()):
+            continue
+        it["ts"] = draw(st.sampled_from(TS))
+        it["record_kind"] = draw(st.sampled_from(RECORD_KINDS))
+        it["lifecycle"] = draw(st.sampled_from(LIFECYCLES))
+        it["used_count"] = draw(st.integers(0, 30))
+        it["importance_score"] = draw(st.none() | st.floats(0, 1))
+        it["supersedes"] = draw(st.lists(refs, max_size=2))
+        if draw(st.integers(0, 3)) == 0:
+            sources = draw(st.lists(refs, max_size=4, unique=True))
+            it["synthesis"] = {"sources": sources, "fresh": draw(st.booleans())}
+    lanes = {lane: draw(st.lists(refs, max_size=8, unique=True)) for lane in ("fts", "vector")}
+    request["retrieval"] = lanes
+    request["ts"] = "2026-07-19T12:00:00Z"
 
 
 def with_strategy(request: dict[str, Any], name: str) -> dict[str, Any]:
@@ -101,15 +130,41 @@ def test_pack_invariants(name: str, request: dict[str, Any], seed: int) -> None:
     assert np.all(np.diff(kept_ordinals) > 0)  # ordinal order
     # evictable tokens within what the tail and anchors left
     assert result.evictable_tokens_used <= result.remaining_tokens
-    # tail and anchored items always kept
-    assert bool(np.all(result.included[result.in_tail | result.anchored]))
-    if request["trust_policy"] == "exclude_quarantined":
-        assert not any(items.trust[result.included] == QUARANTINED)
     if "max_items" in request:
         evictable_kept = int(result.included[result.evictable].sum())
         assert evictable_kept <= (result.evictable_slots or 0)
     pack_obj = json.loads(out)
-    assert [i["citations"]["recordRef"] for i in pack_obj["items"]] == ids
+    assert sorted(i["citations"]["recordRef"] for i in pack_obj["items"]) == sorted(ids)
+    assert [it["recordRef"] for it in pack_obj["items"]] == [items.ids[i] for i in result.order]
+    if is_policy_name(name):
+        # a policy keeps its own tail budget: the whole pack stays within the budget
+        assert result.used_tokens <= request["budget_tokens"]
+        return
+    assert [i["citations"]["recordRef"] for i in pack_obj["items"]] == ids  # ordinal order
+    # the shared pipeline: tail and anchored items always kept
+    assert bool(np.all(result.included[result.in_tail | result.anchored]))
+    if request["trust_policy"] == "exclude_quarantined":
+        assert not any(items.trust[result.included] == QUARANTINED)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in REGISTRY if not is_policy_name(n)))
+@given(request=requests())
+def test_ranking_strategies_do_not_read_record_fields(name: str, request: dict[str, Any]) -> None:
+    """The record fields and the retrieval are for the strategies that read them:
+    without them a ranking strategy's pack is the same, byte for byte."""
+    plain = {k: v for k, v in request.items() if k not in ("retrieval", "ts")}
+    plain["items"] = [
+        {k: v for k, v in it.items() if k not in RECORD_KEYS} for it in request["items"]
+    ]
+    stripped = pack(with_strategy(plain, name)).to_dict(trace="decisions")
+    given_ = pack(with_strategy(request, name)).to_dict(trace="decisions")
+    given_["meta"]["ts"] = stripped["meta"]["ts"]
+    assert dumps(given_) == dumps(stripped)
+
+
+RECORD_KEYS = frozenset(
+    ["ts", "record_kind", "lifecycle", "used_count", "importance_score", "supersedes", "synthesis"]
+)
 
 
 @given(request=requests())
@@ -137,7 +192,7 @@ def test_chronological_selection_only_grows_with_the_budget(
     assert small <= set(pack(with_strategy(bigger, "chronological")).selected_ids)
 
 
-RANKED = sorted(set(REGISTRY) - {"chronological"})
+RANKED = sorted(n for n in REGISTRY if n != "chronological" and not is_policy_name(n))
 
 
 @pytest.mark.parametrize("name", RANKED)

@@ -11,8 +11,15 @@ from packproof.packer.strategies import REGISTRY, build_strategy, parse_spec, re
 from packproof.packer.strategies.base import StrategyBase
 
 
-def test_registry_has_the_five_strategies() -> None:
-    assert sorted(REGISTRY) == ["bm25", "bm25lite", "chronological", "clarity", "hybrid"]
+def test_registry_has_the_six_strategies() -> None:
+    assert sorted(REGISTRY) == [
+        "bm25",
+        "bm25lite",
+        "chronological",
+        "clarity",
+        "hybrid",
+        "openclaw-mem",
+    ]
 
 
 def test_duplicate_names_are_refused() -> None:

@@ -68,6 +68,39 @@ BAD = [
         "unknown value",
     ),
     (with_(["strategy"], "bm25(k1=-3)"), "/strategy/params/k1", "out of range"),
+    # a memory store's record fields and retrieval (packer/records.py)
+    (with_(["items", 0, "ts"], 20260719), "/items/0/ts", "wrong type"),
+    (with_(["items", 0, "record_kind"], ["fact"]), "/items/0/record_kind", "wrong type"),
+    (with_(["items", 0, "lifecycle"], "archived"), "/items/0/lifecycle", "unknown value"),
+    (with_(["items", 1, "used_count"], -1), "/items/1/used_count", "out of range"),
+    (with_(["items", 1, "used_count"], 2.5), "/items/1/used_count", "wrong type"),
+    (with_(["items", 0, "importance_score"], 1.5), "/items/0/importance_score", "out of range"),
+    (with_(["items", 0, "importance_score"], "0.5"), "/items/0/importance_score", "wrong type"),
+    (with_(["items", 0, "importance_score"], True), "/items/0/importance_score", "wrong type"),
+    (with_(["items", 0, "supersedes"], "b"), "/items/0/supersedes", "wrong type"),
+    (with_(["items", 0, "supersedes"], ["b", 3]), "/items/0/supersedes/1", "wrong type"),
+    (with_(["items", 0, "supersedes"], [""]), "/items/0/supersedes/0", "empty string"),
+    (with_(["items", 0, "synthesis"], ["b"]), "/items/0/synthesis", "wrong type"),
+    (with_(["items", 0, "synthesis"], {"fresh": True}), "/items/0/synthesis", "missing required"),
+    (
+        with_(["items", 0, "synthesis"], {"sources": ["b", "b"]}),
+        "/items/0/synthesis/sources/1",
+        "repeated id",
+    ),
+    (
+        with_(["items", 0, "synthesis"], {"sources": ["b"], "fresh": "yes"}),
+        "/items/0/synthesis/fresh",
+        "wrong type",
+    ),
+    (
+        with_(["items", 0, "synthesis"], {"sources": ["b"], "digest": "x"}),
+        "/items/0/synthesis/digest",
+        "unknown field",
+    ),
+    (with_(["retrieval"], ["a"]), "/retrieval", "wrong type"),
+    (with_(["retrieval"], {"bm25": ["a"]}), "/retrieval/bm25", "unknown field"),
+    (with_(["retrieval"], {"fts": ["a", "a"]}), "/retrieval/fts/1", "repeated id"),
+    (with_(["retrieval"], {"vector": [7]}), "/retrieval/vector/0", "wrong type"),
 ]
 
 
@@ -146,6 +179,7 @@ def test_schema_accepts_what_the_code_accepts() -> None:
         "ts": "2026-01-01T00:00:00Z",
         "scope": None,
         "category_caps": {"*": 3},
+        "retrieval": {"fts": ["a", "gone"], "vector": [], "vector_en": ["a"]},
         "items": [
             {
                 "id": "a",
@@ -163,6 +197,13 @@ def test_schema_accepts_what_the_code_accepts() -> None:
                 "references": 0,
                 "last_mention_turn": 1,
                 "url": None,
+                "ts": "2026-07-19T00:00:00Z",
+                "record_kind": "decision",
+                "lifecycle": "soft-archived",
+                "used_count": 3,
+                "importance_score": 0.5,
+                "supersedes": ["gone", "gone"],
+                "synthesis": {"sources": ["a", "gone"], "fresh": False},
             }
         ],
     }

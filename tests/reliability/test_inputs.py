@@ -8,9 +8,11 @@ import json
 import os
 import pickle
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,6 +93,25 @@ def fifo(tmp: Path) -> Path:
     path = tmp / "fifo"
     os.mkfifo(path)
     return path
+
+
+def compact_item_source(tmp: Path, item: str) -> Path:
+    """A scenario source whose one item is the compact ``item`` (YAML flow text)."""
+    return write(
+        tmp / "s.yaml",
+        "schema: packproof.scenarios.v1\nscenarios:\n  - id: one\n"
+        "    why: One item to pack, said in a sentence.\n"
+        f"    request:\n      budget_tokens: 20\n      items:\n        - {item}\n"
+        "    relevant: [m1]\n",
+    )
+
+
+def suites_above_the_config(tmp: Path) -> list[str]:
+    """A project in a folder whose parent has suites where its config looks for
+    its own (``packproof init`` inside a repository): they are not its suites."""
+    shutil.copy(SUITE, write(tmp / "scenarios" / "compiled" / "x.jsonl", ""))
+    cfg = config(tmp / "project", ["scenarios/compiled/*.jsonl"])
+    return ["eval", "--config", str(cfg), "--out", str(tmp / "r")]
 
 
 def _same_stem(t: Path) -> list[str]:
@@ -308,6 +329,80 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         lambda t: ["scenarios", "validate", str(write(t / "d.yaml", 'a: "x\\ud800"\n'))],
         "lone surrogate",
     ),
+    (
+        "yaml-integer-too-long-for-python",  # F9: ValueError past 4300 digits
+        lambda t: [
+            "gate",
+            "--baseline",
+            str(ROOT / "reports/baseline/summary.json"),
+            "--current",
+            str(ROOT / "reports/baseline/summary.json"),
+            "--gates",
+            str(write(t / "g.yaml", "metrics: {tokens_used: " + "9" * 5000 + "}\n")),
+        ],
+        "line 1 /metrics/tokens_used: integer too large to be a number (expected at most 300 "
+        'digits, found "5000 digits")',
+    ),
+    (
+        "yaml-hex-integer-too-large-for-a-float",  # read whole, it fails where it is used
+        lambda t: [
+            "scenarios",
+            "validate",
+            str(compact_item_source(t, f"[m1, user, 0x{'f' * 4000}, hi]")),
+        ],
+        "line 8 /scenarios/0/request/items/0/2: integer too large to be a number",
+    ),
+    (
+        "yaml-boolean-where-text-belongs",  # F18: `yes` is true; the 4-item form is meant
+        lambda t: ["scenarios", "validate", str(compact_item_source(t, "[m1, user, 5, yes]"))],
+        "line 8 /scenarios/0/request/items/0/3: schema violation: text expected, but YAML read "
+        "a boolean (YAML reads an unquoted yes, no, on, off, true or false as one): quote it "
+        "(expected a string, found true)",
+    ),
+    (
+        "yaml-number-where-text-belongs",
+        lambda t: ["scenarios", "validate", str(compact_item_source(t, "[m1, user, 1.5]"))],
+        "line 8 /scenarios/0/request/items/0/2: schema violation: text expected, but YAML read "
+        "a number: quote it (expected a string, found 1.5)",
+    ),
+    (
+        "config-budget-past-the-largest",  # F10: OverflowError in numpy
+        lambda t: [
+            "eval",
+            "--config",
+            str(config(t, [str(SUITE)], budgets=[10**20])),
+            "--out",
+            str(t / "r"),
+        ],
+        "/budgets/0: schema violation: 100000000000000000000 is greater than the maximum",
+    ),
+    (
+        "config-name-too-long-for-a-folder",  # F11: OSError, file name too long
+        lambda t: [
+            "eval",
+            "--config",
+            str(config(t, [str(SUITE)], name="a" * 300)),
+            "--out",
+            str(t / "r"),
+        ],
+        "/name: schema violation: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' (302 characters) "
+        "is too long",
+    ),
+    (
+        "config-suites-only-in-the-folder-above",  # F12: another project's suites ran
+        suites_above_the_config,
+        "line 1 /suites/0: no scenario file matches 'scenarios/compiled/*.jsonl' in",
+    ),
+    (
+        "scheduler-without-dask",  # F13: silently unused
+        lambda t: ["eval", "--config", str(config(t, [str(SUITE)])), "--scheduler", "tcp://x:1"],
+        "usage: --scheduler: only the dask executor uses a scheduler",
+    ),
+    (
+        "error-line-shows-control-characters",  # F17: an id that clears the terminal
+        lambda t: edited_suite(t, lambda ls: [retitled(ls[0], id="x\x1b[2Jy"), *ls[1:]]),
+        'invalid scenario id (expected [a-z0-9][a-z0-9._-]*, found "x\\x1b[2Jy")',
+    ),
     ("packer-timeout-nan", lambda t: ["eval", "--packer-timeout", "nan"], "--packer-timeout"),
     ("packer-timeout-negative", lambda t: ["eval", "--packer-timeout", "-1"], "--packer-timeout"),
     ("jobs-negative", lambda t: ["eval", "--jobs", "-3"], "--jobs"),
@@ -348,16 +443,6 @@ def test_bad_input_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert_one_line_exit_2(builder, says, tmp_path, monkeypatch, capsys)
-
-
-def test_a_null_locomo_text_is_an_empty_text_not_none(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(locomo(tmp_path, {"dia_id": "D1:2", "speaker": "B", "text": None})) == 0
-    scenario = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
-    items = scenario.get("items") or scenario["turns"][0]["request"]["items"]
-    texts = {it["id"]: it["text"] for it in items}
-    assert texts["D1:2"] == ""
 
 
 def test_a_config_name_never_leaves_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -446,3 +531,38 @@ def test_a_second_eval_into_a_held_folder_exits_2_and_keeps_the_journal(
         err = capsys.readouterr().err
     assert "another packproof run is writing into this folder" in err
     assert (run / "results.jsonl").read_bytes() == journal
+
+
+def _packproof(*args: str, **how: Any) -> subprocess.CompletedProcess[bytes]:
+    """``python -m packproof`` in a process of its own: its standard streams are
+    the process's, as a shell gives them (closed, full, ASCII)."""
+    how = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **how}
+    return subprocess.run([sys.executable, "-m", "packproof", *args], timeout=120, **how)
+
+
+def _closed_stdin() -> None:
+    os.close(0)  # as `<&-` leaves it
+
+
+@pytest.mark.parametrize("command", ["pack", "serve"])
+def test_a_closed_stdin_is_one_line_and_exit_2(command: str) -> None:
+    out = _packproof(command, stdin=subprocess.DEVNULL, preexec_fn=_closed_stdin)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and err.count("\n") == 1, err
+    assert err.startswith("packproof: error: <stdin>: standard input is closed"), err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_full_stdout_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        out = _packproof("pack", str(request_file(tmp_path)), stdout=full)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and err.count("\n") == 1, err
+    assert err == "packproof: error: <stdout>: cannot write: No space left on device\n"
+
+
+def test_what_an_ascii_stdout_cannot_encode_is_escaped_not_an_error() -> None:
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    out = _packproof("docs", "metrics", env=env)
+    assert out.returncode == 0 and out.stderr == b"", out.stderr
+    assert out.stdout.isascii() and b"\\u2265" in out.stdout  # ≥, written as its escape

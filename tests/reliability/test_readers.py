@@ -107,6 +107,34 @@ def gate_significance(tmp: Path, edit_b: Callable[[Path], None] | None = None) -
     ]
 
 
+def gzip_bomb(run: Path) -> None:
+    """The run's cells as a gzip that expands to a line of 2 MiB (a gzip of a few
+    KB; one of 4 MB expands so to 1 GB): refused before the line is read whole."""
+    (run / "metrics.csv").unlink()
+    with gzip.open(run / "metrics.csv.gz", "wb", compresslevel=1) as f:
+        f.write(b"key,status,suite,scenario,turn,spec,budget\n" + b"0" * (2 << 20))
+
+
+def gate_on_baseline(tmp: Path, edit: Callable[[dict[str, Any]], None]) -> list[str]:
+    """``gate`` of this repository's baseline against itself, the baseline's
+    copy edited by ``edit`` (by hand, as the sweep did)."""
+    summary = json.loads((ROOT / "reports/baseline/summary.json").read_text("utf-8"))
+    edit(summary)
+    gates = "schema: packproof.gates.v1\nmetrics: {evidence_recall: 0.02}\n"
+    return [
+        *("gate", "--baseline", str(write(tmp / "b" / "summary.json", json.dumps(summary)))),
+        *("--current", str(ROOT / "reports/baseline/summary.json")),
+        *("--gates", str(write(tmp / "g.yaml", gates + "hard_invariants: 0\nexpectations: all\n"))),
+    ]
+
+
+def metric(group: int, name: str, field: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def go(summary: dict[str, Any]) -> None:
+        summary["groups"][group]["metrics"][name][field] = value
+
+    return go
+
+
 def trace(tmp: Path, *lines: Any) -> list[str]:
     text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
     return ["cache", "simulate", str(write(tmp / "t.jsonl", text)), "--profile", "anthropic"]
@@ -214,6 +242,34 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "/budgets: the candidate run (B) summary violates",
     ),
     ("gate-significance-cell-twice", gate_significance, "a cell recorded twice"),
+    (
+        "gate-baseline-mean-below-its-range",  # F21: a mean no run can fall below
+        lambda t: gate_on_baseline(t, metric(1, "evidence_recall", "mean", -1.0)),
+        "/groups/1/metrics/evidence_recall/mean: the baseline summary's evidence_recall is out "
+        "of its range (expected a number in [0, 1], found -1.0)",
+    ),
+    (
+        "gate-baseline-count-below-zero",
+        lambda t: gate_on_baseline(t, metric(0, "tokens_used", "high", -3)),
+        "/groups/0/metrics/tokens_used/high: the baseline summary's tokens_used is out of its "
+        "range (expected a number >= 0, found -3)",
+    ),
+    (
+        "gate-baseline-group-cells-negative",
+        lambda t: gate_on_baseline(t, lambda s: s["groups"][0].update(cells=-1)),
+        "/groups/0/cells: the baseline summary violates eval-summary.v1.json",
+    ),
+    (
+        "compare-metric-out-of-its-range",
+        lambda t: two_runs(t, edit_cells(set_field("evidence_recall", "1.5"))),
+        "line 3 /evidence_recall: evidence_recall out of its range (expected a number in [0, 1], "
+        'found "1.5")',
+    ),
+    (
+        "gate-significance-cells-a-gzip-bomb",  # F22: 2 GB of memory before the refusal
+        lambda t: gate_significance(t, gzip_bomb),
+        "metrics.csv.gz: line 2: a line too long for a metrics.csv",
+    ),
     (
         "gate-resamples-huge",
         lambda t: gate_significance(t, edit_summary(bootstrap_resamples=10**9)),
@@ -337,6 +393,16 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         lambda t: ["pack", str(request_file(t, {"params": {}})), "--param", "k1=3"],
         "req.json: /strategy: missing required field 'name'",
     ),
+    (
+        "compiled-expectation-spec-not-its-label",
+        lambda t: replay_suite(t, turn(3, expect={"bm25(b=0.75)": {"must_include": ["m1"]}})),
+        "line 1 /turns/3/expect/bm25(b=0.75): an expectation's spec is written as its label",
+    ),
+    (
+        "compiled-expectation-spec-unknown-parameter",
+        lambda t: replay_suite(t, turn(3, expect={"bm25(zz=1)": {"must_include": ["m1"]}})),
+        "line 1 /turns/3/expect/bm25(zz=1): unknown parameter for strategy 'bm25'",
+    ),
     ("scenarios-check-mirror-not-utf8", lambda t: check_mirror(t, not_utf8), "not UTF-8"),
     (
         "scenarios-check-mirror-a-directory",
@@ -438,3 +504,16 @@ def test_a_compiled_replay_as_compiled_is_read_back_as_a_replay(tmp_path: Path) 
     text = compile_sources(load_sources([source]))[source]
     (scenario,) = load_compiled(write(tmp_path / "s" / "r.jsonl", text))
     assert scenario.replay and [t.probe for t in scenario.turns] == [False, False, False, True]
+
+
+def test_a_compiled_line_is_read_whole_whatever_line_separators_its_texts_hold(
+    tmp_path: Path,
+) -> None:
+    """JSON writes U+2028, U+2029 and U+0085 unescaped; str.splitlines() would end a
+    line there, so a compiled mirror is split at "\\n" only."""
+    text = "para\u2028graph\u2029end\x85next"
+    source = write(tmp_path / "u.yaml", REPLAY.replace("hello there", json.dumps(text)))
+    mirror = write(tmp_path / "s" / "u.jsonl", compile_sources(load_sources([source]))[source])
+    (scenario,) = load_compiled(mirror)
+    assert scenario.turns[0].request["items"][0]["text"] == text
+    assert main(["scenarios", "check", str(source), "--out", str(mirror.parent)]) == 0

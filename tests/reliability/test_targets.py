@@ -67,6 +67,13 @@ def fifo(name: str) -> str:
     return name
 
 
+def dangling(name: str) -> str:
+    """A symbolic link at ``name`` to a file that does not exist."""
+    Path(name).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(Path("nowhere.yaml").resolve(), name)
+    return name
+
+
 # (id, argv builder run in the project's copy, what the one line says)
 CASES: list[tuple[str, Callable[[Here], list[str]], str]] = [
     # the gate: --markdown, and GITHUB_STEP_SUMMARY (set to an earlier step's file)
@@ -110,6 +117,16 @@ CASES: list[tuple[str, Callable[[Here], list[str]], str]] = [
         "markdown-is-a-symlink-to-the-baseline",
         lambda h: ["gate", "--markdown", link("reports/baseline/summary.json", "gate.md")],
         "is the baseline's summary",
+    ),
+    (
+        "markdown-is-a-link-to-a-missing-file",  # written through, it would make one there
+        lambda h: ["gate", "--markdown", dangling("gate.md")],
+        "gate.md: is a symbolic link to",
+    ),
+    (
+        "init-where-the-config-is-a-link-to-a-missing-file",  # F20: not "appeared"
+        lambda h: ["init", str(Path(dangling("p/packproof.yaml")).parent)],
+        "p/packproof.yaml: already exists (a symbolic link to",
     ),
     (
         "markdown-is-a-hard-link-to-the-baselines-cells",
@@ -257,6 +274,17 @@ CASES: list[tuple[str, Callable[[Here], list[str]], str]] = [
         "is this command's input",
     ),
     (
+        "import-openclaw-mem-output-is-a-link-to-its-cases",
+        lambda h: [
+            "import",
+            "openclaw-mem",
+            str(write(Path("cases.jsonl"), "{}\n")),
+            "--out",
+            link("cases.jsonl", "out.jsonl"),
+        ],
+        "is this command's input",
+    ),
+    (
         "compile-mirror-is-a-link-to-its-source",
         lambda h: [
             "scenarios",
@@ -304,7 +332,8 @@ CASES: list[tuple[str, Callable[[Here], list[str]], str]] = [
             "--out",
             str(Path(write(h.tmp / "o/starter/latest/notes.md", "notes\n")).parents[2]),
         ],
-        "latest: not packproof's link to the newest run (expected a symbolic link, found a folder that is not a run)",
+        "latest: not packproof's link to the newest run "
+        "(expected a symbolic link, found a folder that is not a run)",
     ),
     (
         "tune-output-is-a-link-to-its-config",
@@ -342,3 +371,25 @@ def test_a_target_it_must_not_write_is_one_line_and_exit_2_before_any_work(
     assert set(tmp_path.rglob("*")) == made[0], "a file was written"
     if (tmp_path / "step-summary.md").exists():
         assert (tmp_path / "step-summary.md").read_text("utf-8") == EARLIER_STEP
+
+
+def test_a_replaced_output_keeps_its_mode_and_a_linked_one_stays_a_link(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output written over keeps its permission bits (a private 0600 file is
+    not made world-readable), and an output that is a symbolic link is written
+    through: the file it points to gets the content, the link stays a link.
+    Every command writes through packer/files.py, so one command shows both."""
+    shutil.copytree(project, tmp_path / "p", symlinks=True)
+    monkeypatch.chdir(tmp_path / "p")
+    private = write(Path("gate.md"), "old\n")
+    private.chmod(0o600)
+    kept = write(Path("notes/real.md"), "old\n")
+    os.symlink("notes/real.md", "linked.md")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["gate", "--markdown", "gate.md"]) == 0
+        assert main(["gate", "--markdown", "linked.md"]) == 0
+    assert private.stat().st_mode & 0o777 == 0o600 and "PASSED" in private.read_text("utf-8")
+    assert Path("linked.md").is_symlink() and os.readlink("linked.md") == "notes/real.md"
+    assert "PASSED" in kept.read_text("utf-8")
+    assert not list(Path(".").rglob("*.tmp"))

@@ -34,12 +34,15 @@ CONVERSATION: list[dict[str, Any]] = [
 ]
 
 
-def importing(edit: Callable[[dict[str, Any]], object], *flags: str) -> Callable[[Path], list[str]]:
-    """The arguments that import CONVERSATION, its conversation edited by ``edit``."""
+def importing(
+    edit: Callable[[dict[str, Any]], object], *flags: str, sample: bool = False
+) -> Callable[[Path], list[str]]:
+    """The arguments that import CONVERSATION, its conversation (with ``sample``,
+    the whole sample: its ``qa`` too) edited by ``edit``."""
 
     def build(tmp: Path) -> list[str]:
         data = copy.deepcopy(CONVERSATION)
-        edit(data[0]["conversation"])
+        edit(data[0] if sample else data[0]["conversation"])
         source = write(tmp / "locomo.json", json.dumps(data))
         return ["import", "locomo", str(source), "-o", str(tmp / "out.jsonl"), *flags]
 
@@ -81,6 +84,37 @@ ROWS = [
         importing(_unchanged, "--gap", "60"),
         "usage: --gap: only a replay times its turns",
         id="a-gap-without-replay",
+    ),
+    pytest.param(
+        importing(lambda c: [c.pop(k) for k in list(c) if k.startswith("session_")], "--replay"),
+        "locomo.json: /0/conversation: a conversation without dialogue turns",
+        id="a-conversation-without-sessions",
+    ),
+    pytest.param(
+        importing(lambda c: c.update(session_1=[], session_2=[])),
+        "locomo.json: /0/conversation: a conversation without dialogue turns",
+        id="a-conversation-whose-sessions-are-empty",
+    ),
+    pytest.param(
+        importing(lambda c: c["session_1"][1].update(text=None), "--replay"),
+        "locomo.json: /0/conversation/session_1/1/text: wrong type (expected a string, found null)",
+        id="a-turn-whose-text-is-null",
+    ),
+    pytest.param(
+        importing(lambda s: s["qa"][0].update(answer=["Rex", "Rexy"]), sample=True),
+        "locomo.json: /0/qa/0/answer: not a gold answer (expected a string or a number, found "
+        "an array of 2)",
+        id="an-answer-that-is-a-list",
+    ),
+    pytest.param(
+        importing(lambda s: s["qa"][0].update(answer=True), sample=True),
+        "locomo.json: /0/qa/0/answer: not a gold answer",
+        id="an-answer-that-is-a-boolean",
+    ),
+    pytest.param(
+        importing(lambda s: s["qa"][0].update(question=["What?"]), sample=True),
+        "locomo.json: /0/qa/0/question: wrong type (expected a string, found an array of 1)",
+        id="a-question-that-is-not-text",
     ),
 ]
 

@@ -172,4 +172,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_atomic(config.out, dumps(report, indent=2) + "\n")
     log(f"wrote {config.out}")
     return EXIT_OK
-

@@ -196,4 +196,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         plot(report, config.out.with_suffix(".png"))
         log(f"wrote {config.out.with_suffix('.png')}")
     return EXIT_OK
-

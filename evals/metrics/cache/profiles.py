@@ -6,28 +6,24 @@ file and for the ``cache.custom_profiles`` of an eval config alike."""
 from __future__ import annotations
 
 import math
-from typing import Any, Final
-
-from jsonschema.exceptions import best_match
+from typing import Any
 
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.scenarios.yamlsafe import LineMap
-from packproof.evals.schemafiles import validator
+from packproof.evals.schemafiles import best_error, validator, violation
 from packproof.packer.errors import pointer
 
 __all__ = ["profiles_from"]
-
-_MAX_MESSAGE: Final = 160
 
 
 def profiles_from(data: Any, lines: LineMap, at: str = "") -> dict[str, Profile]:
     """name -> :class:`Profile`, in the mapping's order; ``at`` is the mapping's
     JSON pointer in its file (errors point below it)."""
-    err = best_match(validator("cache-profiles.v1.json").iter_errors(data))
+    err = best_error(validator("cache-profiles.v1.json").iter_errors(data))
     if err is not None:
         where = at + pointer(*err.absolute_path)
-        message = " ".join(str(err.message).split())
-        raise lines.error(where, f"schema violation: {message[:_MAX_MESSAGE]}")
+        message, detail = violation(err, yaml=True)
+        raise lines.error(where, f"schema violation: {message}", **detail)
     out = {}
     for name, fields in data.items():
         for key in ("read", "write", "ttl_s"):  # YAML's .nan and .inf are numbers too

@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import locomo
+from . import locomo, openclaw_mem
 
 __all__ = ["IMPORTERS"]
 
 # format name -> function(path, **options) -> (scenarios, report)
-IMPORTERS: dict[str, Callable[..., Any]] = {"locomo": locomo.import_locomo}
+IMPORTERS: dict[str, Callable[..., Any]] = {
+    "locomo": locomo.import_locomo,
+    "openclaw-mem": openclaw_mem.import_openclaw_mem,
+}

@@ -19,7 +19,8 @@ request's ``ts`` is the last session's date (items carry no time of their own in
 Every dialogue turn becomes an item, so a turn that cannot be one is refused
 with the file and its JSON pointer, never dropped: a session that is not a list
 of turns, a turn that is not an object, a ``dia_id`` that is missing, null,
-empty or not a string, and a ``dia_id`` an earlier turn has. Evidence ids are
+empty or not a string, a ``dia_id`` an earlier turn has, a null ``text``, no turn
+at all, and a question or answer that is not one text (or number). Evidence ids are
 checked against the conversation: a malformed entry such as ``"D8:6; D9:17"``
 is split into the ids it holds (counted: malformed, recovered); an id naming no
 turn is dropped (counted: dangling). Neither stops the import. The data's
@@ -206,13 +207,24 @@ def _check_gap(rooms: Sequence[_Room], gap_s: float, path: Path) -> None:
     )
 
 
-def _string(value: Any, where: str) -> str:
-    """A text field: a string, or null (an empty text); anything else is bad input."""
-    if value is None:
+def _string(value: Any, where: str, *, null: bool = True, source: str | None = None) -> str:
+    """A text field: a string, or (when ``null`` allows it) null for an empty text."""
+    if value is None and null:
         return ""
     if not isinstance(value, str):
-        raise InputError(where, "wrong type", expected="a string or null", found=value)
+        expected = "a string or null" if null else "a string"
+        raise InputError(where, "wrong type", expected=expected, found=value, source=source)
     return value
+
+
+def _answer(value: Any, where: str, source: str) -> tuple[str, ...]:
+    """A question's gold answer as text (a number too), or none; a list is refused."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return (str(value),)  # a JSON number is finite (jsonio refuses NaN)
+    what = "a string or a number"
+    raise InputError(where, "not a gold answer", expected=what, found=value, source=source)
 
 
 def _items(sample: Mapping[str, Any], with_summaries: bool) -> list[dict[str, Any]]:
@@ -227,7 +239,7 @@ def _items(sample: Mapping[str, Any], with_summaries: bool) -> list[dict[str, An
         for i, turn in enumerate(turns):
             ident = turn["dia_id"]
             at = f"/conversation/session_{number}/{i}"
-            text = _string(turn.get("text"), f"{at}/text")  # null: an empty text
+            text = _string(turn.get("text"), f"{at}/text", null=False)  # no empty stand-in
             caption = _string(turn.get("blip_caption"), f"{at}/blip_caption")
             if caption:
                 text += f" [shared a photo: {caption}]"
@@ -246,6 +258,8 @@ def _items(sample: Mapping[str, Any], with_summaries: bool) -> list[dict[str, An
                     "role": "system",
                 }
             )
+    if all(item.get("kind") == "summary" for item in items):  # no turn: nothing to find
+        raise InputError("/conversation", "a conversation without dialogue turns")
     for ordinal, item in enumerate(items):
         item["ordinal"] = ordinal
     return items
@@ -360,7 +374,7 @@ def import_locomo(
         rooms += [room] if room else []
         turns.extend(steps)
         asked_at = steps[-1].t + gap if steps and steps[-1].t is not None else None
-        for qa in sample["qa"]:
+        for q, qa in enumerate(sample["qa"]):
             if not isinstance(qa, dict):
                 counts["malformed_questions"] += 1
                 continue
@@ -369,16 +383,18 @@ def import_locomo(
             counts["without_evidence"] += not relevant
             category = qa.get("category")
             name = CATEGORIES.get(category, "unknown") if isinstance(category, int) else "unknown"
-            answer = qa.get("answer")
+            answers = _answer(qa.get("answer"), f"/{c}/qa/{q}/answer", str(path))
+            at, source = f"/{c}/qa/{q}/question", str(path)
+            question = _string(qa.get("question"), at, null=False, source=source)
             turns.append(
                 Turn(
-                    {**normal, "prompt": str(qa.get("question", ""))},
+                    {**normal, "prompt": question},
                     tuple(relevant),
                     {},
                     (CATEGORY_TAG + name,),
                     t=asked_at,
                     probe=replay,
-                    answers=() if answer is None or answer == "" else (str(answer),),
+                    answers=answers,
                 )
             )
         if turns:

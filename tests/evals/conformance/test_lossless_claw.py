@@ -13,39 +13,26 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from packproof.cli import main
-from packproof.evals.conformance import PEERS, check_file, read_cases
+from packproof.evals.conformance import PEERS
 from packproof.evals.conformance.lossless_claw import PEER, check
+from tests.evals.conformance.recorded import assert_every_case_matches, recorded_cases
 from tests.paths import ROOT
 
 CASES = ROOT / PEER.default_file
 
 
-@cache
 def cases() -> list[dict[str, Any]]:
-    if not CASES.exists():
-        pytest.skip(
-            f"{CASES} is absent: the lossless-claw conformance suite is read from "
-            "../shared beside the project root (CI has it)"
-        )
-    return [case for _, case in read_cases(CASES)]
+    return recorded_cases(PEER)
 
 
 def test_every_case_selects_what_lossless_claws_assembler_selected() -> None:
-    cases()  # skips without ../shared
-    outcome = check_file(PEER, CASES)
-    shown = [f"{m.case}: {m.differences}; {m.inputs}" for m in outcome.mismatches[:5]]
-    assert outcome.mismatches == [], (
-        f"{len(outcome.mismatches)} of {outcome.cases} cases differ from lossless-claw:\n"
-        + "\n".join(shown)
-    )
-    assert outcome.cases == 2000
+    assert_every_case_matches(PEER, 2000)
 
 
 def test_the_suite_covers_every_mode_and_role() -> None:
@@ -122,7 +109,7 @@ def test_the_command_prints_the_count_and_exits_1_on_a_difference(
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("[1, 2]", "c.jsonl.gz: line 1: a case is a JSON object (expected object, found \"list\")"),
+        ("[1, 2]", 'c.jsonl.gz: line 1: a case is a JSON object (expected object, found "list")'),
         ('{"id": "x"', "c.jsonl.gz: line 1: invalid JSON"),
         ('{"id": "x", "request": {"items": []}}', "c.jsonl.gz: line 1: /expected: missing"),
         (
@@ -151,7 +138,7 @@ def test_an_empty_or_corrupt_file_is_refused(
     assert "holds no case" in capsys.readouterr().err
     (tmp_path / "bad.gz").write_bytes(b"not gzip")
     assert main(["conformance", "lossless-claw", str(tmp_path / "bad.gz")]) == 2
-    assert "cannot read case file" in capsys.readouterr().err
+    assert "cannot read file" in capsys.readouterr().err
 
 
 def test_every_peer_is_registered_once() -> None:

@@ -250,7 +250,9 @@ def test_failed_expectations_are_rules_naming_the_cells_by_label(
     assert current["expectation_failures"] == [
         {"key": f"conversations/conv-x#1|{spec}|scenario", "failures": ["mode budget, expected x"]}
     ]
-    group(current, "chronological", 16)["metrics"]["mrr"]["mean"] -= 0.5
+    mrr = group(current, "chronological", 16)["metrics"]["mrr"]
+    assert mrr["mean"] > 0.1  # room to fall past the allowance, within [0, 1]
+    mrr["mean"] = 0.0
     code, out = gate(summary, current, *absolute)
     assert code == 1
     total = exp["total"]
@@ -323,7 +325,7 @@ def test_a_cost_regresses_by_rising_and_is_not_capped_at_1(
     g = group(dearer, "bm25", 16)["metrics"]
     before = g["tokens_used"]["mean"]
     g["tokens_used"]["mean"] += 10
-    g["regret"]["mean"] -= 0.3  # regret falling is better
+    group(summary, "bm25", 16)["metrics"]["regret"]["mean"] += 0.3  # falling is better
     code, out = gate(summary, dearer, "--gates", str(gates))
     assert code == 1
     assert problem_lines(out) == [

@@ -93,6 +93,19 @@ def trace_stranger(request):
     return pack
 
 
+def trace_only(request):
+    pack = packproof.pack(request).to_dict()
+    pack["items"], pack["bundle_text"] = [], ""  # packs nothing; the trace says otherwise
+    return pack
+
+
+def trace_hides(request):
+    pack = packproof.pack({**request, "budget_tokens": 1}).to_dict()
+    full = packproof.pack(request).to_dict()
+    pack["items"] = full["items"]  # packs more than its trace decides packed
+    return pack
+
+
 not_callable = 3
 """
 
@@ -241,6 +254,16 @@ def test_a_packer_that_raises_shows_its_own_traceback(user: pytest.Pytester) -> 
         ("stranger", "failed: * answer packs ids the request does not have: ['zz']"),
         ("twice", "failed: * answer packs ids more than once: ['m3']"),
         ("trace_stranger", "failed: * answer has a trace naming ids the request does not have*"),
+        (
+            "trace_only",
+            "failed: * answer has a trace that contradicts its items: it decides packed ids "
+            "that are not among its items: ['m1', 'm2', 'm3']",
+        ),
+        (
+            "trace_hides",
+            "failed: * answer has a trace that contradicts its items: it does not decide packed "
+            "ids that are among its items: *",
+        ),
     ],
 )
 def test_an_invalid_pack_fails_the_case_saying_why(
@@ -363,9 +386,10 @@ def test_a_command_packer_ends_with_the_session_and_all_it_started(
     marks.mkdir()
     command = f"cmd:{sys.executable} {script} {marks} fast"
     run(user, "vault.yaml", command).assert_outcomes(passed=1)
-    started = {int(p.name.split("-")[1]) for p in marks.glob("group-*")}
-    assert started, "the packer never ran"
-    assert wait_groups_gone(started) == set()  # a helper it forked too
+    started = {int(p.name.split("-")[1]) for p in [*marks.glob("group-*"), *marks.glob("daemon-*")]}
+    assert len(started) >= 2, "the packer never ran"
+    # a helper it forked too, and a daemon that left its process group
+    assert wait_groups_gone(started) == set()
 
 
 def test_without_a_suite_the_plugin_adds_nothing(user: pytest.Pytester) -> None:

@@ -170,6 +170,18 @@ def test_a_module_level_function_runs_in_the_process_pool(tmp_path: Path) -> Non
         ({"timeout": 0}, "timeout: not a timeout"),
         ({"name": "mine\n"}, "name: not a packer name"),
         ({"name": " mine"}, "name: not a packer name"),
+        # each held to its CLI option's bounds (--jobs, --keep), named by its parameter
+        ({"jobs": 0}, "jobs: out of range (expected an integer in [1, 256], found 0)"),
+        ({"jobs": 257}, "jobs: out of range"),
+        ({"jobs": 1.5}, "jobs: not a whole number (expected an integer in [1, 256], found 1.5)"),
+        ({"jobs": True}, "jobs: not a whole number"),
+        ({"keep": 0}, "keep: out of range (expected an integer in [1, 1000000], found 0)"),
+        ({"keep": -1}, "keep: out of range"),
+        ({"keep": 2.0}, "keep: not a whole number"),
+        ({"executor": 3}, "executor: not an executor"),
+        ({"builtins": "no"}, 'builtins: not a bool (expected True or False, found "no")'),
+        ({"resume": 1}, "resume: not a bool"),
+        ({"out": 42}, "out: not a folder (expected a path, found 42)"),
     ],
 )
 def test_a_bad_option_is_one_line_before_anything_is_written(
@@ -177,8 +189,29 @@ def test_a_bad_option_is_one_line_before_anything_is_written(
 ) -> None:
     for packer in (newest, "cmd:true"):
         with pytest.raises(packproof.InputError) as refused:
-            packproof.evaluate(packer, CONFIG, out=tmp_path, **options)
+            packproof.evaluate(packer, CONFIG, **{"out": tmp_path, **options})
         assert str(refused.value).startswith(says) and "\n" not in str(refused.value)
+    assert not tmp_path.joinpath("api").exists()
+
+
+def test_keep_zero_is_refused_and_every_earlier_run_kept(tmp_path: Path) -> None:
+    first = packproof.evaluate(newest, CONFIG, out=tmp_path)
+    with pytest.raises(packproof.InputError, match=r"^keep: out of range"):
+        packproof.evaluate(
+            newest, {**CONFIG, "bootstrap": {"resamples": 101}}, out=tmp_path, keep=0
+        )
+    assert (first.dir / "summary.json").exists()
+    assert {p.name for p in tmp_path.joinpath("api").iterdir()} == {first.dir.name, "latest"}
+
+
+@pytest.mark.parametrize("config", [42, None, ["packproof.yaml"]])
+def test_a_config_neither_a_path_nor_a_mapping_is_named(tmp_path: Path, config: Any) -> None:
+    with pytest.raises(packproof.InputError) as refused:
+        packproof.evaluate(newest, config, out=tmp_path)
+    assert str(refused.value).startswith(
+        "config: not a config (expected a path to an eval config YAML, or the config as a "
+        "mapping, found "
+    )
     assert not tmp_path.joinpath("api").exists()
 
 
@@ -189,3 +222,28 @@ def test_a_command_that_cannot_start_is_named_as_the_packer_argument(tmp_path: P
         "packer: cannot start '/no/such/packer': No such file or directory"
     )
     assert not tmp_path.joinpath("api").exists()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the worker")
+def test_a_worker_that_dies_raises_run_error_saying_how_and_resume_finishes(
+    tmp_path: Path,
+) -> None:
+    from packproof.packer.errors import RunError
+    from tests.evals.run.test_faults import KILLS_ITS_WORKER
+
+    (tmp_path / "packer.py").write_text(KILLS_ITS_WORKER)
+    (tmp_path / "kill").mkdir()
+    packer = f"cmd:{sys.executable} {tmp_path / 'packer.py'} {tmp_path / 'kill'}"
+    config = {**CONFIG, "budgets": ["scenario", 16, 32, 64]}  # a few requests per worker
+    out = tmp_path / "r"
+    with pytest.raises(RunError) as stopped:
+        packproof.evaluate(packer, config, out=out, executor="process", jobs=2)
+    (run,) = out.glob("api/api-*")
+    assert str(stopped.value) == (
+        "a worker process died (killed by signal 9, SIGKILL, as the out-of-memory killer "
+        f"does): {run} is left INCOMPLETE with its finished cells; call evaluate(..., "
+        "resume=True) to continue it"
+    )
+    assert (run / INCOMPLETE).exists()
+    resumed = packproof.evaluate(packer, config, out=out, executor="process", jobs=2, resume=True)
+    assert resumed.dir == run and not (run / INCOMPLETE).exists()

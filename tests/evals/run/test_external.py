@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from packproof.evals.run import external
 from packproof.evals.run.config import load_config
 from packproof.evals.run.evaluate import evaluate
 from packproof.evals.run.external import ExternalPacker
@@ -53,9 +54,31 @@ FAKES = {
     ),
     # closes stdout and keeps running: a CRASH within the timeout, not a hang
     "CRASH_OPEN": "import os, sys, time\nsys.stdin.readline()\nos.close(1)\ntime.sleep(60)\n",
+    # an empty line before each answer: not an answer (not the end of the stream),
+    # and the packer is restarted, so every cell says so (none is a DESYNC)
+    "EMPTY_LINE": (
+        "import json, sys\nfrom packproof import pack\nfor line in sys.stdin:\n"
+        "    request = json.loads(line)\n    rid = request.pop('request_id')\n"
+        "    print('', flush=True)\n"
+        "    print(json.dumps({**pack(request).to_dict(), 'request_id': rid}), flush=True)\n"
+    ),
+    # packs nothing, with packproof's trace of a full pack: never scored from the trace
+    "TRACE_ONLY": (
+        "import json, sys\nfrom packproof import pack\nfor line in sys.stdin:\n"
+        "    request = json.loads(line)\n    rid = request.pop('request_id')\n"
+        "    answer = {**pack(request).to_dict(), 'request_id': rid}\n"
+        "    answer['items'], answer['bundle_text'] = [], ''\n"
+        "    print(json.dumps(answer), flush=True)\n"
+    ),
 }
 NEVER_READS = "import time\ntime.sleep(60)\n"
-STATUS = {"CRASH_OPEN": "CRASH"}  # a fake's failure class, where it is not the fake's name
+# a fake's failure class, where it is not the fake's name
+STATUS = {"CRASH_OPEN": "CRASH", "EMPTY_LINE": "PARSE_ERROR", "TRACE_ONLY": "SCHEMA_ERROR"}
+SAYS = {  # what each failed cell's error says, where the class alone is not enough
+    "EMPTY_LINE": "the answer line is empty (expected one JSON object)",
+    "TRACE_ONLY": "the answer has a trace that contradicts its items: it decides packed ids "
+    "that are not among its items",
+}
 UNKNOWN_ID = (
     "import json, sys\n"
     "for line in sys.stdin:\n"
@@ -70,12 +93,15 @@ UNKNOWN_ID = (
 
 
 @pytest.mark.parametrize(
-    ("expected", "script"),
-    [*((STATUS.get(k, k), v) for k, v in FAKES.items()), ("SCHEMA_ERROR", UNKNOWN_ID)],
+    ("expected", "script", "says"),
+    [
+        *((STATUS.get(k, k), v, SAYS.get(k, "")) for k, v in FAKES.items()),
+        ("SCHEMA_ERROR", UNKNOWN_ID, ""),
+    ],
     ids=[*FAKES, "UNKNOWN_ID"],
 )
 def test_failures_are_recorded_per_cell_and_the_run_goes_on(
-    tmp_path: Path, expected: str, script: str
+    tmp_path: Path, expected: str, script: str, says: str
 ) -> None:
     fake = tmp_path / "fake.py"
     fake.write_text(script)
@@ -97,6 +123,58 @@ def test_failures_are_recorded_per_cell_and_the_run_goes_on(
     assert len(records) == suite_turns("lossless-claw")
     assert {r["status"] for r in records} == {expected}
     assert all(r["metrics"] == {} and r["error"] for r in records)
+    assert all(says in r["error"] for r in records), records[0]["error"]
+
+
+def long_line(tmp: Path, size: int, newline: bool) -> list[str]:
+    """A packer answering each request with a JSON object of ``size`` bytes
+    written at once (with its newline, or none, holding the line open)."""
+    fake = tmp / "long.py"
+    fake.write_text(
+        "import json, sys, time\n"
+        "for line in sys.stdin:\n"
+        "    rid = json.dumps(json.loads(line)['request_id'])\n"
+        '    head = b\'{"request_id": \' + rid.encode() + b\', "pad": "\'\n'
+        f"    body = head + b'x' * ({size} - len(head) - 2) + b'\"}}'\n"
+        f"    sys.stdout.buffer.write(body + (b'\\n' if {newline} else b''))\n"
+        "    sys.stdout.buffer.flush()\n"
+        "    time.sleep(600)\n"
+    )
+    return [sys.executable, str(fake)]
+
+
+def test_a_long_answer_is_read_in_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read in 1 KiB pieces, a 32 MiB line is 32768 reads: in linear time a
+    moment, in quadratic time (each piece appended to, and the whole line
+    searched for its newline again) about half a terabyte of copying, far past
+    the generous timeout. Read whole, it is parsed and held to the pack schema."""
+    monkeypatch.setattr(external, "READ_CHUNK", 1024)
+    packer = ExternalPacker(long_line(tmp_path, 32 << 20, newline=True), timeout=300)
+    try:
+        failure, message = packer.call({"items": [{"id": "a", "text": "x"}], "budget_tokens": 9})
+    finally:
+        packer.close()
+    assert failure == "SCHEMA_ERROR" and "not a ContextPack v1" in message
+
+
+def test_an_answer_longer_than_the_most_read_is_a_parse_error_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the bound, the line is not read on (memory stays bounded), the cell
+    fails at once, not at the timeout, and the packer is restarted."""
+    monkeypatch.setattr(external, "ANSWER_FLOOR_BYTES", 1 << 20)
+    packer = ExternalPacker(long_line(tmp_path, 3 << 20, newline=False), timeout=600)
+    request = {"items": [{"id": "a", "text": "x"}], "budget_tokens": 9}
+    try:
+        failure, message = packer.call(request)
+        assert packer._proc is None  # ended: the rest of its line is still coming
+    finally:
+        packer.close()
+    assert failure == "PARSE_ERROR"
+    assert message.startswith("the answer line is longer than 1 MiB, the most read for this ")
+    assert external.max_answer_bytes(10 << 20) == 160 << 20  # 16 times a big request
 
 
 ANSWERS_TWICE = (

@@ -175,6 +175,62 @@ def test_a_killed_eval_leaves_no_process_behind_and_resume_finishes(
     assert not (run / "INCOMPLETE").exists() and (run.parent / "latest" / "metrics.csv").exists()
 
 
+# A packer that, at its third request, kills the pool worker it answers (as the
+# out-of-memory killer would: SIGKILL), once in all (the flag folder goes first),
+# and otherwise packs as packproof does. Its parent is packproof's keeper, whose
+# parent is the worker.
+KILLS_ITS_WORKER = """\
+import json, os, signal, sys
+from packproof import pack
+flag = sys.argv[1]
+def worker():
+    pid = os.getppid()
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        kept = b"keeper.py" in f.read()
+    if kept:
+        with open(f"/proc/{pid}/stat") as f:
+            pid = int(f.read().rsplit(")", 1)[1].split()[1])
+    return pid
+for n, line in enumerate(sys.stdin):
+    request = json.loads(line)
+    rid = request.pop("request_id")
+    if n == 2 and os.path.isdir(flag):
+        try:
+            os.rmdir(flag)
+        except OSError:
+            pass
+        else:
+            os.kill(worker(), signal.SIGKILL)
+    print(json.dumps({**pack(request).to_dict(), "request_id": rid}), flush=True)
+"""
+
+
+def worker_killer(tmp: Path) -> list[str]:
+    """``packproof eval`` (2 pool workers) with a packer that kills its worker once."""
+    argv, _ = setup(tmp)
+    (tmp / "packer.py").write_text(KILLS_ITS_WORKER)
+    (tmp / "kill").mkdir()
+    return [*argv[:-1], f"cmd:{sys.executable} {tmp / 'packer.py'} {tmp / 'kill'}"]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the worker")
+def test_a_worker_that_dies_is_one_line_exit_1_and_resume_finishes(tmp_path: Path) -> None:
+    argv = worker_killer(tmp_path)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    (run,) = (tmp_path / "r").glob("faults/faults-*")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "packproof: error: a worker process died (killed by signal 9, SIGKILL, as the "
+        f"out-of-memory killer does): {run} is left INCOMPLETE with its finished cells; "
+        "rerun it with --resume to continue it"
+    ]
+    assert (run / "INCOMPLETE").exists() and not (run.parent / "latest").exists()
+    assert not (tmp_path / "kill").exists()  # it struck
+    resumed = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert not (run / "INCOMPLETE").exists() and (run.parent / "latest" / "metrics.csv").exists()
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the workers")
 def test_ctrl_c_is_one_line_exit_130_and_a_resumable_run(tmp_path: Path) -> None:
     argv, out = setup(tmp_path)

@@ -1,6 +1,7 @@
-"""A packer is ended with its whole process group: a helper it forks, holding
-its stdout, goes with it on a timeout, a crash and a desync, when the eval
-exits, and when the eval is killed."""
+"""A packer is ended with everything it started: a helper it forks, holding its
+stdout, and a daemon that left its process group (``setsid``) go with it on a
+timeout, a crash, a desync and a parse error, when the eval exits, and when the
+eval or its worker is killed."""
 
 from __future__ import annotations
 
@@ -15,18 +16,31 @@ import pytest
 
 from packproof.cli import main
 from packproof.evals.run.external import ExternalPacker
+from packproof.evals.run.process import PackerProcess
 from tests.evals.run.test_faults import group_alive, wait_groups_gone
 from tests.paths import ROOT
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find groups")
 
 # A packer that forks a helper inheriting its stdout (as a shell or a launcher in
-# front of the real program does), then marks its process group as started.
+# front of the real program does) and a daemon (fork, setsid, fork: a process
+# group and a session of its own, its parent gone at once), marks the daemon's
+# group once it runs, then its own group as started.
 FORKER = """\
 import json, os, subprocess, sys, time
 from packproof import pack
 marks, mode = sys.argv[1], sys.argv[2]
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+leader = os.fork()
+if leader == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open(os.path.join(marks, f"daemon-{os.getpgrp()}"), "w").close()
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)"])
+    os._exit(0)
+os.waitpid(leader, 0)
+while not os.path.exists(os.path.join(marks, f"daemon-{leader}")):
+    time.sleep(0.01)
 open(os.path.join(marks, f"group-{os.getpgrp()}"), "w").close()
 for line in sys.stdin:
     request = json.loads(line)
@@ -37,6 +51,8 @@ for line in sys.stdin:
         sys.exit(3)
     if mode == "desync":
         rid = "another"
+    if mode == "parse":  # a line before the answer: not the answer
+        print("", flush=True)
     if mode == "slow" and os.path.exists(os.path.join(marks, "slow")):
         time.sleep(1.0)
     print(json.dumps({**pack(request).to_dict(), "request_id": rid}), flush=True)
@@ -53,14 +69,20 @@ def forker(tmp: Path) -> tuple[Path, Path]:
     return script, marks
 
 
-def groups(marks: Path) -> set[int]:
+def packers(marks: Path) -> set[int]:
+    """The packers' own process groups."""
     return {int(p.name.split("-")[1]) for p in marks.glob("group-*")}
 
 
+def groups(marks: Path) -> set[int]:
+    """Every group marked: the packers' and their daemons'."""
+    return packers(marks) | {int(p.name.split("-")[1]) for p in marks.glob("daemon-*")}
+
+
 def wait_marked(marks: Path, count: int = 1, timeout: float = 60) -> set[int]:
-    """The groups marked once ``count`` of them run at once."""
+    """The groups marked (the daemons' too) once ``count`` packers run at once."""
     deadline = time.monotonic() + timeout
-    while len({g for g in groups(marks) if group_alive(g)}) < count:
+    while len({g for g in packers(marks) if group_alive(g)}) < count:
         assert time.monotonic() < deadline, "the packers never started"
         time.sleep(0.05)
     return groups(marks)
@@ -68,7 +90,12 @@ def wait_marked(marks: Path, count: int = 1, timeout: float = 60) -> set[int]:
 
 @pytest.mark.parametrize(
     ("mode", "timeout", "failure"),
-    [("hang", 2.0, "TIMEOUT"), ("crash", 60.0, "CRASH"), ("desync", 60.0, "DESYNC")],
+    [
+        ("hang", 2.0, "TIMEOUT"),
+        ("crash", 60.0, "CRASH"),
+        ("desync", 60.0, "DESYNC"),
+        ("parse", 60.0, "PARSE_ERROR"),
+    ],
 )
 def test_a_failed_call_ends_the_packers_whole_group(
     tmp_path: Path, mode: str, timeout: float, failure: str
@@ -78,10 +105,23 @@ def test_a_failed_call_ends_the_packers_whole_group(
     packer.start()
     try:
         started = wait_marked(marks)  # the helper runs before the request is sent
+        assert len(started) == 2  # the packer's group and its daemon's
         assert packer.call(dict(REQUEST))[0] == failure
         assert wait_groups_gone(started) == set()
     finally:
         packer.close()
+
+
+@pytest.mark.parametrize(("script", "code"), [("exit 3", 3), ("kill -9 $$", -9)])
+def test_a_packers_keeper_exits_as_the_packer_did(script: str, code: int) -> None:
+    """The process packproof holds is the packer's keeper: its exit code, or the
+    signal that killed it, is the packer's (what a CRASH says)."""
+    proc = PackerProcess.run(["sh", "-c", script], "--packer")
+    try:
+        assert proc.kept == sys.platform.startswith("linux")
+        assert proc.wait(120) == code
+    finally:
+        proc.end()
 
 
 def config(tmp: Path, script: Path, marks: Path, mode: str) -> Path:
@@ -118,18 +158,27 @@ def test_an_eval_that_exits_leaves_no_group_of_its_packers(tmp_path: Path, execu
     assert wait_groups_gone(groups(marks)) == set()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
+@pytest.mark.parametrize(
+    ("executor", "sig"),
+    [
+        ("process", signal.SIGKILL),
+        ("process", signal.SIGTERM),
+        ("serial", signal.SIGKILL),  # the eval's own packer: its keeper ends all below it
+    ],
+    ids=["kill-9", "sigterm", "serial-kill-9"],
+)
 def test_a_killed_eval_leaves_no_group_of_its_workers_packers(
-    tmp_path: Path, sig: signal.Signals
+    tmp_path: Path, executor: str, sig: signal.Signals
 ) -> None:
     script, marks = forker(tmp_path)
     (marks / "slow").mkdir()  # the packers answer slowly: the eval is running when struck
     cfg = config(tmp_path, script, marks, "slow")
     argv = [sys.executable, "-m", "packproof", "eval", "--config", str(cfg)]
-    argv += ["--out", str(tmp_path / "r"), "--executor", "process", "--jobs", "2"]
+    argv += ["--out", str(tmp_path / "r"), "--executor", executor, "--jobs", "2"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_marked(marks, count=2, timeout=120)  # one packer per worker, answering
+        # one packer per worker (one in all, serial), answering
+        wait_marked(marks, count=2 if executor == "process" else 1, timeout=120)
 
         proc.send_signal(sig)
         proc.wait(timeout=60)

@@ -225,3 +225,35 @@ def test_named_expectations_judge_only_the_default_parameters(tmp_path: Path) ->
     # hybrid-signals' expectations name hybrid (written for its defaults) or "*"
     judged = [r for r in other if r["metrics"]["expectation_pass"] is not None]
     assert len(judged) < len(default)
+
+
+def test_a_policy_strategy_is_judged_on_its_own_expectations_at_every_budget(
+    tmp_path: Path,
+) -> None:
+    """openclaw-mem decides its whole pack from the turn's one reservation; its
+    default and spec-keyed expectations are judged, "*"'s (the shared pipeline's)
+    are not."""
+    suites = [str(ROOT / f"scenarios/compiled/{name}.jsonl") for name in ("openclaw-mem", "trust")]
+    spec = "openclaw-mem(tail_budget_tokens=6,tail_max_items=2)"
+    cfg = load_config(
+        write_config(
+            tmp_path, suites=suites, budgets=["scenario", 8], strategies=["openclaw-mem", spec]
+        )
+    )
+    records = run_cells(cfg, tmp_path / "o", executor="serial")
+    assert all(r["status"] == "ok" for r in records)
+    judged = [r for r in records if r["metrics"]["expectation_pass"] is not None]
+    assert {r["scenario"] for r in judged} == {
+        "ocm-fusion-filters-and-composite-order",
+        "ocm-synthesis-card-replaces-its-sources",
+        "ocm-event-cap-and-quarantined-twice",
+        "ocm-protected-tail-has-its-own-budget",
+        "ocm-bm25-lane-without-retrieval",
+        "ocm-lifecycle-gate-and-its-switches",
+        "ocm-quota-reserves-a-decision-first",
+        "ocm-an-unreadable-time-is-oldest-or-newest",
+        "ocm-importance-read-two-ways",
+    }  # not ocm-tail-slots-taken-by-lines-that-do-not-fit: only another spec's
+    assert all(r["metrics"]["expectation_pass"] == 1.0 for r in judged)
+    assert all(r["budget"] == "scenario" for r in judged)
+    assert all(r["metrics"]["budget_violations"] == 0 for r in records)

@@ -67,3 +67,25 @@ def test_every_request_field_is_written_in_some_scenario() -> None:
 def test_at_least_sixty_scenarios_each_with_a_why() -> None:
     assert len(ALL) >= 60, len(ALL)
     assert all(len(sc.why) >= 10 for sc in ALL)
+
+
+def test_the_scenario_schemas_reason_enums_are_the_code_list() -> None:
+    """An expectation's reasons are checked against the same list the trace has."""
+    import json
+
+    from packproof.evals.schemafiles import schema_text
+
+    enums: list[list[str]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "enum" in node and "within_budget" in node["enum"]:
+                enums.append(node["enum"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(schema_text("scenarios.v1.json")))
+    assert enums and all(enum == list(REASONS) for enum in enums)

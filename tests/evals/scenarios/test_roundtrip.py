@@ -36,6 +36,14 @@ def item(draw: st.DrawFn, ident: str) -> Any:
         ("anchored", st.booleans()),
         ("mentions", st.integers(0, 4)),
         ("category", st.sampled_from(["a", "b"])),
+        # a memory store's record fields (packer/records.py)
+        ("ts", st.none() | st.sampled_from(["2026-07-19T00:00:00Z", "yesterday"])),
+        ("record_kind", st.none() | st.sampled_from(["event", "Decision"])),
+        ("lifecycle", st.sampled_from(["active", "stale", "soft-archived"])),
+        ("used_count", st.integers(0, 9)),
+        ("importance_score", st.none() | st.sampled_from([0.0, 0.5, 0.85, 1])),
+        ("supersedes", st.lists(st.sampled_from(["i0", "gone"]), max_size=2)),
+        ("synthesis", st.none() | st.fixed_dictionaries({"sources": st.just(["i0", "x"])})),
     ):
         if draw(st.booleans()):
             full[key] = draw(values)
@@ -59,6 +67,8 @@ def scenario_file(draw: st.DrawFn) -> dict[str, Any]:
                 "token_counter": draw(st.sampled_from(["lcm", "chars4"])),
             },
         }
+        if draw(st.booleans()):
+            sc["request"]["retrieval"] = {"fts": ["i0", "gone"][: draw(st.integers(0, 2))]}
         if draw(st.booleans()) or not n:
             sc["request"]["prompt"] = draw(st.none() | TEXT)
             sc["expect"] = {"*": {"mode": "full-fit"}} if draw(st.booleans()) else {}

@@ -21,7 +21,7 @@ from packproof.evals.scenarios.format import (
     pack_turn,
 )
 from packproof.packer import InputError
-from packproof.packer.strategies import REGISTRY
+from packproof.packer.strategies import REGISTRY, parse_spec
 from tests.paths import ROOT
 
 SCENARIOS_DIR = ROOT / "scenarios"
@@ -34,17 +34,20 @@ def cases() -> list[pytest.param]:
     out = []
     for sc in ALL:
         for k, turn in enumerate(sc.turns):
-            named = set(turn.expect) - {"*"}
-            for strategy in sorted(REGISTRY):
-                if "*" in turn.expect or strategy in named:
-                    suffix = f"@turn{k}" if len(sc.turns) > 1 else ""
-                    out.append(pytest.param(sc, k, strategy, id=f"{sc.id}{suffix}[{strategy}]"))
+            # every strategy held to "*"'s (unless it decides the whole pack) or its
+            # own, and every spec an expectation is keyed by
+            names = [name for name in sorted(REGISTRY) if turn.expectations(name)]
+            specs = sorted(key for key in turn.expect if key != "*" and key not in REGISTRY)
+            for strategy in names + specs:
+                suffix = f"@turn{k}" if len(sc.turns) > 1 else ""
+                out.append(pytest.param(sc, k, strategy, id=f"{sc.id}{suffix}[{strategy}]"))
     return out
 
 
 @pytest.mark.parametrize(("scenario", "turn", "strategy"), cases())
 def test_expectation(scenario: Scenario, turn: int, strategy: str) -> None:
-    result = pack_turn(scenario.turns[turn], strategy)
+    name, params = parse_spec(strategy)
+    result = pack_turn(scenario.turns[turn], {"name": name, "params": params})
     failures = expectation_failures(scenario.turns[turn], strategy, result)
     assert not failures, f"{scenario.file}:{scenario.line} {scenario.id}: " + "; ".join(failures)
 

@@ -200,7 +200,8 @@ def test_locomo_config_end_to_end_on_one_conversation(tmp_path: Path) -> None:
         resume=False,
     )
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["cells"] == len(scenarios[0].turns) * 6 * 5
+    grid = len(config["strategies"]) * len(config["budgets"])
+    assert summary["cells"] == len(scenarios[0].turns) * grid
     tags = {b["tag"].removeprefix("category:") for b in summary["breakdown"]}
     assert tags >= {"multi-hop", "temporal", "single-hop"}
     assert all(sum(g["hard_invariants"].values()) == 0 for g in summary["groups"])

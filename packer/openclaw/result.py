@@ -1,0 +1,124 @@
+"""openclaw-mem's selection as a packproof :class:`~packproof.packer.policy.PolicyDecision`.
+
+Every item gets a packproof outcome, and its reasons (the outcome's token first,
+then openclaw-mem's own, in its order, each once):
+
+- a packed memory candidate: ``within_budget``; a packed tail line: ``protected_tail``;
+- a candidate or tail line left out: the token of the rule that decided it
+  (``missing_summary``, ``trust_quarantined_excluded``, ``quota_event_capped``,
+  ``max_items_reached``, ``budget_tokens_exceeded``, ``tail_budget_tokens_exceeded``);
+- an item openclaw-mem never lists: ``not_retrieved`` (no lane returned it within
+  ``candidate_limit``), ``archived``, ``superseded``, ``covered_by_synthesis``, or
+  ``beyond_tail_max_items`` (a tail line cut before numbering).
+
+The memory items are the evictable ones: those openclaw-mem lists rank in its
+order (the trace's), the others after them, newest first. Each listed one's
+score is its final composite score, else its fused score. ``remaining_tokens``
+and ``evictable_slots`` are the memory lane's budget and slots; ``tail_tokens``
+what the tail lines used."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from ..policy import PolicyDecision, PolicyOutcome
+from ..reasons import (
+    ARCHIVED,
+    COVERED,
+    NOT_RETRIEVED,
+    OUTCOMES,
+    PROTECTED_TAIL,
+    SUPERSEDED,
+    TAIL_CUT,
+    WITHIN_BUDGET,
+)
+from ..strategies.base import Ranking
+
+if TYPE_CHECKING:
+    from ..pipeline import Reserved
+    from ..request import Request
+    from .pack import Selection
+
+__all__ = ["EXTENSION", "policy_decision"]
+
+# The trace's extensions key of openclaw-mem's receipts.
+EXTENSION: Final = "openclaw_mem"
+_CODE: Final = {token: code for code, token in enumerate(OUTCOMES)}
+
+
+def _reasons(outcome: str, listed: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The outcome's token, then openclaw-mem's own, each once (a quarantined
+    record's twice-listed reason is listed once)."""
+    return (outcome, *(r for r in dict.fromkeys(listed) if r != outcome))
+
+
+def policy_decision(req: Request, reserved: Reserved, selection: Selection) -> PolicyDecision:
+    """``selection`` as outcomes, reasons, ranks and scores over every item of
+    ``req`` (the memory items are those outside ``reserved``'s fresh tail)."""
+    items = req.items
+    n = len(items)
+    outcome = np.zeros(n, dtype=np.int8)
+    reasons: list[tuple[str, ...]] = [()] * n
+
+    def put(i: int, token: str, listed: tuple[str, ...] = ()) -> None:
+        outcome[i] = _CODE[token]
+        reasons[i] = _reasons(token, listed)
+
+    evictable = np.flatnonzero(~reserved.in_tail)
+    rank = np.zeros(n, dtype=np.int64)
+    score = np.full(n, np.nan)
+    rrf = np.full(n, np.nan)
+    final = np.full(n, np.nan)
+    for k, (c, d) in enumerate(selection.memory, start=1):
+        put(c.position, WITHIN_BUDGET if d.included else d.reasons[-1], d.reasons)
+        rank[c.position] = k
+        rrf[c.position] = c.rrf
+        if c.final is not None:
+            final[c.position] = c.final
+        score[c.position] = c.rrf if c.final is None else c.final
+    unlisted = [i for i in evictable[::-1].tolist() if not rank[i]]  # newest first
+    rank[unlisted] = np.arange(len(selection.memory) + 1, len(evictable) + 1)
+    for i in unlisted:
+        ref = items.ids[i]
+        if ref in selection.covered:
+            put(i, COVERED)
+        elif ref in selection.superseded:
+            put(i, SUPERSEDED)
+        elif ref in selection.archived:
+            put(i, ARCHIVED)
+        else:
+            put(i, NOT_RETRIEVED)
+    in_tail = np.zeros(n, dtype=bool)
+    tail_used = 0
+    for line, d in selection.tail:
+        in_tail[line.position] = True
+        put(line.position, PROTECTED_TAIL if d.included else d.reasons[-1], d.reasons)
+        tail_used += line.tokens if d.included else 0
+    for i in selection.cut_tail:
+        put(i, TAIL_CUT)
+
+    components = {"rrf": rrf[evictable]}
+    if selection.receipt["scoring_profile"] == "composite":
+        components["final"] = final[evictable]
+    ranking = Ranking(scores=score[evictable], components=components, terms=selection.lanes.terms)
+    policy = selection.receipt["policy"]
+    tail_at = np.flatnonzero(in_tail)
+    return PolicyDecision(
+        ranking=ranking,
+        evictable=evictable,
+        outcome=outcome,
+        in_tail=in_tail,
+        rank=rank,
+        tail_start=int(tail_at[0]) if len(tail_at) else None,
+        tail_tokens=tail_used,
+        remaining_tokens=policy["primary_budget_tokens"],
+        evictable_slots=policy["primary_item_limit"],
+        pack_order=np.array(selection.selected, dtype=np.int64),
+        explained=PolicyOutcome(
+            reasons=reasons,
+            bundle_text=selection.bundle_text(),
+            extensions={EXTENSION: selection.receipt},
+        ),
+    )
