@@ -26,12 +26,13 @@ if TYPE_CHECKING:
     from .cacheaware import CacheDecision
     from .policy import PolicyOutcome
 
-__all__ = ["Mode", "PackResult", "cyclic_gc_paused"]
+__all__ = ["PACKED", "Mode", "PackResult", "cyclic_gc_paused"]
 
 Mode = Literal["full-fit", "chronological", "ranked", "append"]
 
-_KEPT = np.zeros(len(OUTCOMES), dtype=bool)  # per outcome code: is the item packed?
-_KEPT[[O_TAIL, O_ANCHORED, O_INCLUDED, O_KEPT, O_APPENDED, O_RECALL]] = True
+PACKED = np.zeros(len(OUTCOMES), dtype=bool)  # per outcome code: is the item packed?
+PACKED[[O_TAIL, O_ANCHORED, O_INCLUDED, O_KEPT, O_APPENDED, O_RECALL]] = True
+PACKED.flags.writeable = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,7 +69,7 @@ class PackResult:
     @cached_property
     def included(self) -> np.ndarray:
         """Which items are packed (computed once: metrics read it many times)."""
-        kept: np.ndarray = _KEPT[self.outcome]
+        kept: np.ndarray = PACKED[self.outcome]
         return kept
 
     @property

@@ -17,7 +17,7 @@ from packproof.evals.run.replay import PACK
 from packproof.packer.pipeline import PackResult
 from packproof.packer.reasons import O_ANCHORED, O_BUDGET, O_INCLUDED, O_TAIL, OUTCOMES
 from packproof.packer.render import TRACE_SCHEMA_ID
-from packproof.packer.result import _KEPT as PACKED  # per outcome code: is the item packed?
+from packproof.packer.result import PACKED  # per outcome code: is the item packed?
 from packproof.packer.schema import validate
 
 __all__ = [
