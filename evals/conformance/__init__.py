@@ -10,7 +10,7 @@ runs every case of a file (:func:`~.cases.check_file`).
 
 from __future__ import annotations
 
-from packproof.evals.conformance import lossless_claw, openclaw_mem
+from packproof.evals.conformance import clarity, lossless_claw, openclaw_mem
 from packproof.evals.conformance.cases import (
     PEERS,
     Difference,
@@ -26,6 +26,7 @@ __all__ = [
     "Outcome",
     "Peer",
     "check_file",
+    "clarity",
     "lossless_claw",
     "openclaw_mem",
     "read_cases",

@@ -55,13 +55,16 @@ class Peer:
     ``check(case)`` returns the differences of one case (empty when it matches) and
     ``diagnose(case)`` says which of its inputs explain them; both raise
     :class:`InputError` (pointer inside the case) when the case lacks what they read.
-    ``default_file`` is the shared recording, relative to the project's folder."""
+    ``default_file`` is the shared recording, relative to the project's folder;
+    ``also_files`` are further shared recordings checked with it, when present,
+    when no file is named."""
 
     name: str
     system: str  # the peer's code the recording came from
     default_file: Path
     check: Callable[[Mapping[str, Any]], list[Difference]]
     diagnose: Callable[[Mapping[str, Any]], str]
+    also_files: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

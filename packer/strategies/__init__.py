@@ -1,6 +1,6 @@
 """Packing strategies: one module each, registered by name in :data:`REGISTRY`."""
 
-from . import bm25, bm25lite, chronological, clarity, hybrid, openclaw_mem
+from . import bm25, bm25lite, chronological, clarity, clarity2, hybrid, openclaw_mem
 from .base import (
     REGISTRY,
     ParamInfo,
@@ -30,6 +30,7 @@ __all__ = [
     "build_strategy",
     "chronological",
     "clarity",
+    "clarity2",
     "hybrid",
     "is_policy",
     "is_policy_name",

@@ -1,22 +1,47 @@
-"""The Clarity plugin's v1 relevance scorer (OpenClaw), usage signals only."""
+"""The Clarity plugin's v1 relevance scorer and pruner (OpenClaw), usage signals only.
+
+As the plugin's code computes them (kbarbel640-del/openclaw, commit 88bb3988,
+``extensions/clarity/lib/relevance-scorer.js`` and ``lib/pruner.js``; the rules in
+``../shared/data/clarity/SCORER.md``): :func:`v1_score` and :func:`v1_prune` over
+the plugin's own settings (:class:`ScorerSettings`; the pruner's in
+:mod:`packproof.packer.clarity_pruner`), and
+the ``clarity`` strategy, which scores packproof items with them. Proved on the
+plugin's recorded outputs by ``packproof conformance clarity`` (docs/clarity.md).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Final
 
 import numpy as np
 
+from ..clarity_pruner import TIERS, PrunerSettings, Zeros, or_default
 from ..model import IMPORTANCE, Items
+from ..v8pow import pow as v8pow
 from .base import Ranking, ScoringView, StrategyBase, param, register
 
-__all__ = ["Clarity", "ClarityUsageParams", "clarity_components"]
+__all__ = [
+    "SCORER_DEFAULTS",
+    "TIERS",
+    "Clarity",
+    "ClarityUsageParams",
+    "ScorerSettings",
+    "V1Score",
+    "clarity_components",
+    "js_round1",
+    "or_default",
+    "v1_score",
+]
 
 
 @dataclass(frozen=True)
 class ClarityUsageParams:
-    """Clarity v1 scoring defaults. Zero is a value, not "unset": the plugin read
-    options with ``||`` so an explicit 0 silently became the default; here it is 0."""
+    """Clarity v1 scoring settings, with the plugin's defaults. ``hybrid`` takes an
+    explicit 0 as a value (:func:`clarity_components`); ``clarity`` reads it as its
+    ``zeros`` parameter says (the plugin's ``||``: the default)."""
 
     half_life: float = param(5.0, "turns for staleness to halve the frequency score", minimum=0)
     recency_window: float = param(
@@ -65,23 +90,140 @@ def clarity_components(
     }
 
 
-# Clarity's pruner tiers, mapped from packproof importance.
-_TIER_OF_IMPORTANCE = {
-    "must_remember": "tier_essential",
-    "nice_to_have": "tier_high",
-    "unknown": "tier_normal",
-    "ignore": "tier_low",
+# --- Clarity v1 as the plugin's code computes it (SCORER.md, commit 88bb3988) ----------
+
+# The plugin's defaults: RelevanceScorer's constructor and RelevancePruner's.
+SCORER_DEFAULTS: Final[dict[str, float]] = {
+    "halfLife": 5.0,
+    "recencyWindow": 3.0,
+    "recencyBonus": 20.0,
+    "referenceWeight": 15.0,
+    "frequencyScale": 10.0,
+    "anchorBonus": 100.0,
+}
+
+
+@dataclass(frozen=True)
+class ScorerSettings:
+    """``RelevanceScorer``'s settings after its defaulting, and ``decayFactor =
+    0.5 ** (1 / halfLife)`` computed once as the constructor does (with V8's pow,
+    :mod:`packproof.packer.v8pow`, as every power here)."""
+
+    half_life: float
+    recency_window: float
+    recency_bonus: float
+    reference_weight: float
+    frequency_scale: float
+    anchor_bonus: float
+
+    @classmethod
+    def of(cls, given: Mapping[str, Any], zeros: Zeros = "default") -> ScorerSettings:
+        """From the plugin's ``scoring`` keys: each read as ``config.X || default``
+        (``zeros="honour"`` keeps an explicit 0; an absent key is the default)."""
+
+        def read(key: str) -> float:
+            value = given.get(key)
+            if zeros == "honour" and value is not None:
+                return float(value)
+            return float(or_default(value, SCORER_DEFAULTS[key]))
+
+        return cls(*(read(k) for k in SCORER_DEFAULTS))
+
+    @property
+    def decay_factor(self) -> float:
+        # JavaScript: 1 / 0 is Infinity and 0.5 ** Infinity is 0 (half_life 0 honoured)
+        return v8pow(0.5, 1.0 / self.half_life) if self.half_life else 0.0
+
+
+@dataclass(frozen=True)
+class V1Score:
+    """One item scored by ``RelevanceScorer.calculateScore``: the final score
+    (unrounded, clamped at 0), the raw sum, and the exact components."""
+
+    final: float
+    raw: float
+    components: dict[str, float]
+    turns_since_last_mention: float
+
+    @property
+    def breakdown(self) -> dict[str, float]:
+        """What the plugin reports: each part ``Math.round(x * 10) / 10`` (halves
+        up), the anchor unrounded."""
+        c = self.components
+        return {
+            "frequency": js_round1(c["frequency"]),
+            "recency": js_round1(c["recency"]),
+            "utility": js_round1(c["utility"]),
+            "stalenessPenalty": js_round1(c["staleness"]),
+            "anchor": c["anchor"],
+        }
+
+
+def js_round1(x: float) -> float:
+    """``Math.round(x * 10) / 10``: round half up (towards +inf) at one decimal."""
+    return math.floor(x * 10 + 0.5) / 10
+
+
+def v1_score(
+    mentions: float,
+    references: float,
+    last_mention_turn: float,
+    anchored: bool,
+    current_turn: float,
+    s: ScorerSettings,
+) -> V1Score:
+    """Clarity v1 ``calculateScore`` (SCORER.md "v1 scoring"), in the code's
+    operation order, with ``t = max(0, current_turn - last_mention_turn)`` and
+    ``W = recency_window``:
+
+    - frequency = log2(mentions + 1) * frequency_scale
+    - recency   = (1 - t / (W + 1)) * recency_bonus if t <= W else 0
+    - utility   = references * reference_weight
+    - staleness = (1 - decayFactor ** (t - W)) * frequency if t > W else 0
+    - anchor    = anchor_bonus if anchored else 0
+    - final     = max(0, frequency + recency + utility - staleness + anchor)
+    """
+    t = max(0.0, current_turn - last_mention_turn)
+    w = s.recency_window
+    frequency = math.log2(mentions + 1) * s.frequency_scale
+    recency = (1 - t / (w + 1)) * s.recency_bonus if t <= w else 0.0
+    utility = references * s.reference_weight
+    staleness = (1 - v8pow(s.decay_factor, t - w)) * frequency if t > w else 0.0
+    anchor = s.anchor_bonus if anchored else 0.0
+    raw = frequency + recency + utility - staleness + anchor
+    parts = {
+        "frequency": frequency,
+        "recency": recency,
+        "utility": utility,
+        "staleness": staleness,
+        "anchor": anchor,
+    }
+    return V1Score(max(0.0, raw), raw, parts, t)
+
+
+_TIER_OF_IMPORTANCE: Final = {
+    "must_remember": "essential",
+    "nice_to_have": "high",
+    "unknown": "normal",
+    "ignore": "low",
 }
 
 
 @register
 @dataclass(frozen=True)
 class Clarity(StrategyBase, ClarityUsageParams):
-    """Clarity's v1 score, ``max(0, frequency + recency + utility - staleness +
-    anchor)``, times its pruner's tier factor (importance must_remember ->
-    essential 2.0, nice_to_have -> high 1.5, unknown -> normal 1.0, ignore -> low
-    0.8; set all four to 1 for the bare scorer). Filled greedily like every ranked
-    strategy; the prompt is not used (Clarity tracks mentions, not queries)."""
+    """Clarity v1 as the plugin computes it (``lib/relevance-scorer.js`` and the
+    tier step of ``lib/pruner.js``, commit 88bb3988; SCORER.md):
+    ``tier * max(0, frequency + recency + utility - staleness + anchor)`` with the
+    staleness ``(1 - decayFactor ** (t - W)) * frequency`` past the recency window,
+    ``decayFactor = 0.5 ** (1 / half_life)`` computed once. Tier from importance:
+    must_remember -> essential (2.0), nice_to_have -> high (1.5), unknown -> normal
+    (1.0), ignore -> low (0.8); ``use_tier_multipliers=off`` is the bare scorer.
+
+    ``zeros=default`` (the plugin): a setting or tier factor of 0 means its default
+    (the code reads ``config.X || default`` and ``tierMultipliers[tier] || 1.0``);
+    ``zeros=honour`` keeps the 0 (``half_life`` 0: full decay at once). Filled
+    greedily like every ranked strategy; the prompt is not used."""
 
     name: ClassVar[str] = "clarity"
     formula: ClassVar[str] = (
@@ -97,11 +239,62 @@ class Clarity(StrategyBase, ClarityUsageParams):
     tier_high: float = param(1.5, "factor for importance nice_to_have", minimum=0)
     tier_normal: float = param(1.0, "factor for importance unknown", minimum=0)
     tier_low: float = param(0.8, "factor for importance ignore", minimum=0)
+    use_tier_multipliers: str = param(
+        "on", "multiply by the tier factor (the pruner's useTierMultipliers)", choices=("on", "off")
+    )
+    zeros: str = param(
+        "default",
+        "an explicit 0 setting or tier factor: 'default' as the plugin's || does, or 'honour'",
+        choices=("default", "honour"),
+    )
+
+    def settings(self) -> ScorerSettings:
+        """The scorer's settings after the plugin's defaulting (per ``zeros``)."""
+        given = {
+            "halfLife": self.half_life,
+            "recencyWindow": self.recency_window,
+            "recencyBonus": self.recency_bonus,
+            "referenceWeight": self.reference_weight,
+            "frequencyScale": self.frequency_scale,
+            "anchorBonus": self.anchor_bonus,
+        }
+        return ScorerSettings.of(given, self.zeros)  # type: ignore[arg-type]
+
+    def tier_settings(self) -> PrunerSettings:
+        given = {
+            "tierMultipliers": {t: getattr(self, "tier_" + t) for t in TIERS},
+            "useTierMultipliers": self.use_tier_multipliers == "on",
+        }
+        return PrunerSettings.of(given)
 
     def rank(self, view: ScoringView) -> Ranking:
-        parts = self.usage(view.items, view.current_turn)
-        anchor = np.where(view.items.anchored, self.anchor_bonus, 0.0)
-        tiers = np.array([getattr(self, _TIER_OF_IMPORTANCE[i]) for i in IMPORTANCE])
-        tier = tiers[view.items.importance]
-        scores = np.maximum(0.0, parts["usage"] + anchor) * tier
-        return Ranking(scores=scores, components={**parts, "anchor": anchor, "tier": tier})
+        items = view.items
+        s = self.settings()
+        tiers = self.tier_settings()
+        scores = [
+            v1_score(float(m), float(r), float(last), bool(a), view.current_turn, s)
+            for m, r, last, a in zip(
+                items.mentions.tolist(),
+                items.references.tolist(),
+                items.last_mention_turns.tolist(),
+                items.anchored.tolist(),
+                strict=True,
+            )
+        ]
+        factor = [
+            tiers.multiplier(_TIER_OF_IMPORTANCE[IMPORTANCE[i]], self.zeros)  # type: ignore[arg-type]
+            for i in items.importance.tolist()
+        ]
+        tier = np.array([1.0 if f is None else f for f in factor], dtype=np.float64)
+        final = np.array([x.final for x in scores], dtype=np.float64)
+        parts = {
+            name: np.array([x.components[name] for x in scores], dtype=np.float64)
+            for name in ("frequency", "recency", "utility", "staleness", "anchor")
+        }
+        shown = {
+            "breakdown_" + name: np.array([x.breakdown[name] for x in scores], dtype=np.float64)
+            for name in ("frequency", "recency", "utility", "stalenessPenalty")
+        }
+        return Ranking(
+            scores=final * tier, components={**parts, **shown, "final": final, "tier": tier}
+        )

@@ -31,21 +31,25 @@ def cmd_conformance(args: argparse.Namespace) -> int:
             f"(packproof conformance {peer.name} FILE)",
             source="usage",
         )
-    outcome = check_file(peer, path)
-    verdict = "every case matches" if not outcome.mismatches else "FAILED"
-    print(
-        f"{peer.name}: {outcome.matched} of {outcome.cases} cases match {peer.system} "
-        f"({path}): {verdict}"
-    )
-    for m in outcome.mismatches[: args.show]:
-        print(f"- {m.case} (line {m.line}):")
-        for d in m.differences:
-            print(f"    {d.what}: expected {_show(d.expected)}, found {_show(d.found)}")
-        print(f"    inputs: {m.inputs}")
-    hidden = len(outcome.mismatches) - args.show
-    if hidden > 0:
-        print(f"... and {hidden} more (--show N)")
-    return EXIT_FAIL if outcome.mismatches else EXIT_OK
+    paths = [path] if args.file else [path, *(p for p in peer.also_files if p.exists())]
+    failed = False
+    for path in paths:
+        outcome = check_file(peer, path)
+        failed = failed or bool(outcome.mismatches)
+        verdict = "every case matches" if not outcome.mismatches else "FAILED"
+        print(
+            f"{peer.name}: {outcome.matched} of {outcome.cases} cases match {peer.system} "
+            f"({path}): {verdict}"
+        )
+        for m in outcome.mismatches[: args.show]:
+            print(f"- {m.case} (line {m.line}):")
+            for d in m.differences:
+                print(f"    {d.what}: expected {_show(d.expected)}, found {_show(d.found)}")
+            print(f"    inputs: {m.inputs}")
+        hidden = len(outcome.mismatches) - args.show
+        if hidden > 0:
+            print(f"... and {hidden} more (--show N)")
+    return EXIT_FAIL if failed else EXIT_OK
 
 
 def add_parsers(sub: Any) -> None:
@@ -64,8 +68,9 @@ def add_parsers(sub: Any) -> None:
         "file",
         nargs="?",
         help="its case file (JSON lines, .gz allowed; default: the peer's shared recording, "
-        "../shared/data/lossless-claw/assembler-cases.jsonl.gz or "
-        "../shared/data/openclaw-mem/pack-cases.jsonl.gz)",
+        "../shared/data/lossless-claw/assembler-cases.jsonl.gz, "
+        "../shared/data/openclaw-mem/pack-cases.jsonl.gz, or for clarity "
+        "../shared/data/clarity/scorer-cases.jsonl.gz and, when present, v2-cases.jsonl.gz)",
     )
     p.add_argument(
         "--show",

@@ -10,7 +10,7 @@ from ..helpers import msg, run
 
 
 def scores_of(
-    items: list[dict[str, object]], current_turn: int, **params: float
+    items: list[dict[str, object]], current_turn: int, **params: object
 ) -> dict[str, float]:
     result = run(items, 1, "clarity", params, current_turn=current_turn)
     ids = [result.items.ids[i] for i in result.evictable]
@@ -50,6 +50,23 @@ def test_score_is_never_negative() -> None:
 
 
 @pytest.mark.parametrize(
+    "params",
+    [
+        {"frequency_scale": 0},
+        {"recency_bonus": 0},
+        {"reference_weight": 0},
+        {"recency_window": 0},
+        {"half_life": 0},
+        {"anchor_bonus": 0},
+    ],
+)
+def test_explicit_zero_is_the_default_as_the_plugins_or_reads_it(params: dict[str, float]) -> None:
+    # the plugin reads config.X || default: 0 is falsy, so the default applies
+    items = [item("a", 3, 2, 10), item("b", 3, 0, 0), item("p", 0, 0, 0)]
+    assert scores_of(items, 13, **params) == scores_of(items, 13)
+
+
+@pytest.mark.parametrize(
     ("params", "expected"),
     [
         ({"frequency_scale": 0}, 20.0 + 30.0),  # no frequency part at all
@@ -58,17 +75,33 @@ def test_score_is_never_negative() -> None:
         ({"recency_window": 0}, 70.0),  # t = 0 is still inside a 0-turn window
     ],
 )
-def test_explicit_zero_is_honoured_not_replaced_by_the_default(
-    params: dict[str, float], expected: float
-) -> None:
-    assert scores_of([item("a", 3, 2, 10), item("p", 0, 0, 0)], 10, **params)["a"] == (
-        pytest.approx(expected)
-    )
+def test_zeros_honour_keeps_an_explicit_zero(params: dict[str, float], expected: float) -> None:
+    assert scores_of([item("a", 3, 2, 10), item("p", 0, 0, 0)], 10, zeros="honour", **params)[
+        "a"
+    ] == pytest.approx(expected)
 
 
-def test_half_life_zero_means_immediate_full_decay() -> None:
-    s = scores_of([item("a", 3, 0, 0), item("p", 0, 0, 0)], 13, half_life=0)
+def test_half_life_zero_honoured_means_immediate_full_decay() -> None:
+    s = scores_of([item("a", 3, 0, 0), item("p", 0, 0, 0)], 13, half_life=0, zeros="honour")
     assert s["a"] == 0.0
     s = scores_of([item("a", 3, 0, 0), item("p", 0, 0, 0)], 13, half_life=10)
     assert s["a"] == pytest.approx(20 * 0.5 ** ((13 - 3) / 10))
     assert math.isfinite(s["a"])
+
+
+def test_a_zero_tier_factor_is_one_as_the_plugin_reads_it_and_zero_when_honoured() -> None:
+    items = [item("a", 1, 0, 10, importance="ignore"), item("b", 1, 0, 10)]
+    assert scores_of(items, 10, tier_low=0)["a"] == pytest.approx(30.0)
+    assert scores_of(items, 10, tier_low=0, zeros="honour")["a"] == 0.0
+
+
+def test_tier_multipliers_off_is_the_bare_scorer() -> None:
+    items = [item("a", 1, 0, 10, importance="must_remember"), item("b", 1, 0, 10)]
+    s = scores_of(items, 10, use_tier_multipliers="off")
+    assert s["a"] == s["b"] == pytest.approx(30.0)
+
+
+def test_decay_is_the_rounded_decay_factor_raised_to_turns_stale() -> None:
+    # SCORER.md: decayFactor = 0.5 ** (1 / halfLife) once, then decayFactor ** turnsStale
+    s = scores_of([item("a", 3, 0, 0), item("p", 0, 0, 0)], 3 + 7, half_life=3)
+    assert s["a"] == 20 - (1 - (0.5 ** (1 / 3)) ** 7) * 20
