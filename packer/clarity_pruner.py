@@ -116,6 +116,7 @@ class PrunerItem:
     mentions: float
     anchored: bool
     tier: str = "normal"
+    category: str | None = None  # None: the plugin's ``category_of(id)``
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,10 @@ class PrunerResult:
     keep: list[str]
     prune: list[str]
     decisions: dict[str, PrunerDecision]
+
+
+def _category(it: PrunerItem) -> str:
+    return it.category if it.category is not None else category_of(it.id)
 
 
 def _js_slice_end(n: int, end: float) -> int:
@@ -171,7 +176,7 @@ def v1_prune(
     prune: list[tuple[PrunerItem, str]] = []
     per_category: dict[str, int] = {}
     for it, _, adjusted in walk:
-        category = category_of(it.id)
+        category = _category(it)
         if it.anchored:
             reason = "anchored"
         elif strict and adjusted >= p.strict_mode_preserve_threshold:
@@ -202,7 +207,7 @@ def v1_prune(
             it.id,
             info[it.id][1],
             info[it.id][2],
-            category_of(it.id),
+            _category(it),
             kept,
             reason,
             position[it.id],

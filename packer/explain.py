@@ -20,10 +20,13 @@ from .reasons import (
     APPEND_ONLY,
     APPENDED,
     ARCHIVED,
+    BELOW_THRESHOLD,
     BUDGET_EXCEEDED,
     CATEGORY_CAP,
+    CATEGORY_FULL,
     CHRONOLOGICAL_STOP,
     COVERED,
+    HARD_CAP,
     KEPT_PREVIOUS,
     MAX_ITEMS,
     MISSING_SUMMARY,
@@ -68,6 +71,9 @@ DECISION_WORDS: Final = {
     SUPERSEDED: "superseded",
     COVERED: "covered",
     TAIL_CUT: "tail_cut",
+    CATEGORY_FULL: "pruned_category",
+    BELOW_THRESHOLD: "pruned_score",
+    HARD_CAP: "pruned_cap",
 }
 assert set(DECISION_WORDS) == set(OUTCOMES), "every outcome needs a word"
 

@@ -223,7 +223,7 @@ def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
 
 
 def _policy_result(req: Request, decision: PolicyDecision) -> PackResult:
-    """A policy's decision as a pack result (it knows no anchors)."""
+    """A policy's decision as a pack result (with the anchors it says it keeps)."""
     for shared in (decision.outcome, decision.in_tail, decision.evictable, decision.pack_order):
         shared.flags.writeable = False
     return PackResult(
@@ -233,11 +233,13 @@ def _policy_result(req: Request, decision: PolicyDecision) -> PackResult:
         evictable=decision.evictable,
         outcome=decision.outcome,
         in_tail=decision.in_tail,
-        anchored=np.zeros(len(req.items), dtype=bool),
+        anchored=(
+            np.zeros(len(req.items), dtype=bool) if decision.anchored is None else decision.anchored
+        ),
         rank=decision.rank,
         tail_start=decision.tail_start,
         tail_tokens=decision.tail_tokens,
-        anchor_tokens=0,
+        anchor_tokens=decision.anchor_tokens,
         remaining_tokens=decision.remaining_tokens,
         evictable_slots=decision.evictable_slots,
         pack_order=decision.pack_order,

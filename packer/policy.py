@@ -55,7 +55,9 @@ class PolicyDecision:
     ``evictable`` the positions the policy ranks (``ranking`` scores them, in
     that order), ``in_tail`` its protected tail, ``tail_tokens`` what the tail
     used, ``remaining_tokens`` and ``evictable_slots`` the budget and slots left
-    for the rest, ``pack_order`` the packed positions in pack order."""
+    for the rest, ``pack_order`` the packed positions in pack order;
+    ``anchored`` and ``anchor_tokens`` the anchors the policy keeps as packproof
+    does (None and 0: it knows no anchors)."""
 
     ranking: Ranking
     evictable: np.ndarray
@@ -68,3 +70,5 @@ class PolicyDecision:
     evictable_slots: int | None
     pack_order: np.ndarray
     explained: PolicyOutcome
+    anchored: np.ndarray | None = None
+    anchor_tokens: int = 0

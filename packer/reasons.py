@@ -38,6 +38,10 @@ ARCHIVED: Final = "archived"  # a soft-archived record, filtered out of retrieva
 SUPERSEDED: Final = "superseded"  # a retrieved record supersedes it
 COVERED: Final = "covered_by_synthesis"  # a preferred synthesis card covers it
 TAIL_CUT: Final = "beyond_tail_max_items"  # an older tail line beyond the tail's item cap
+# Clarity's pruner (clarity-prune, packer/strategies/clarity_prune.py), in the plugin's words:
+CATEGORY_FULL: Final = "category_full"  # its category already held maxItemsPerCategory
+BELOW_THRESHOLD: Final = "below_threshold_target_reached"  # under pruneThreshold, target met
+HARD_CAP: Final = "hard_cap"  # kept by a rule, then cut at maxContextItems
 
 # Outcome codes, stored per candidate as int8 (index into OUTCOMES).
 OUTCOMES: Final = (
@@ -61,6 +65,9 @@ OUTCOMES: Final = (
     SUPERSEDED,
     COVERED,
     TAIL_CUT,
+    CATEGORY_FULL,
+    BELOW_THRESHOLD,
+    HARD_CAP,
 )
 (
     O_QUARANTINED,
@@ -83,6 +90,9 @@ OUTCOMES: Final = (
     O_SUPERSEDED,
     O_COVERED,
     O_TAIL_CUT,
+    O_CATEGORY_FULL,
+    O_BELOW_THRESHOLD,
+    O_HARD_CAP,
 ) = range(len(OUTCOMES))
 REASONS: Final = (
     *OUTCOMES,

@@ -1,6 +1,15 @@
 """Packing strategies: one module each, registered by name in :data:`REGISTRY`."""
 
-from . import bm25, bm25lite, chronological, clarity, clarity2, hybrid, openclaw_mem
+from . import (
+    bm25,
+    bm25lite,
+    chronological,
+    clarity,
+    clarity2,
+    clarity_prune,
+    hybrid,
+    openclaw_mem,
+)
 from .base import (
     REGISTRY,
     ParamInfo,
@@ -31,6 +40,7 @@ __all__ = [
     "chronological",
     "clarity",
     "clarity2",
+    "clarity_prune",
     "hybrid",
     "is_policy",
     "is_policy_name",

@@ -11,12 +11,13 @@ from packproof.packer.strategies import REGISTRY, build_strategy, parse_spec, re
 from packproof.packer.strategies.base import StrategyBase
 
 
-def test_registry_has_the_seven_strategies() -> None:
+def test_registry_has_the_eight_strategies() -> None:
     assert sorted(REGISTRY) == [
         "bm25",
         "bm25lite",
         "chronological",
         "clarity",
+        "clarity-prune",
         "clarity2",
         "hybrid",
         "openclaw-mem",

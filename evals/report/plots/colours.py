@@ -3,10 +3,11 @@
 The colour is a function of the label, not of its position in a run:
 
 * a built-in strategy name (``chronological``, ``bm25lite``, ``bm25``, ``hybrid``,
-  ``clarity``, ``clarity2``, ``openclaw-mem``: every name in ``packer/strategies/``) has a fixed
-  colour from the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"),
-  chosen to keep the hues the reports had before (blue, orange, green, red, pink;
-  black and yellow for the newest);
+  ``clarity``, ``clarity-prune``, ``clarity2``, ``openclaw-mem``: every name in
+  ``packer/strategies/``) has a fixed colour from the Okabe-Ito palette (Okabe & Ito
+  2008, "Color Universal Design"), chosen to keep the hues the reports had before
+  (blue, orange, green, red, pink; black and yellow for the newest; grey, outside
+  the palette, for ``clarity-prune``);
 * any other label (a parameterised spec such as
   ``hybrid(w_recency=0,w_relevance=0.6,w_usage=0)``, a cache-aware spec, an
   external packer's name) picks from :data:`POOL` (Paul Tol's colour-blind-safe
@@ -36,6 +37,7 @@ BUILTIN: Final = {
     "bm25": "#009e73",  # bluish green
     "hybrid": "#d55e00",  # vermillion
     "clarity": "#cc79a7",  # reddish purple
+    "clarity-prune": "#767676",  # grey
     "clarity2": "#f0e442",  # yellow
     "openclaw-mem": "#000000",  # black
 }
