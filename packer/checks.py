@@ -24,6 +24,7 @@ __all__ = [
     "codes",
     "fail",
     "int_array",
+    "nullable_str_column",
     "pointer_join",
     "read_columns",
     "refuse_duplicates",
@@ -114,6 +115,19 @@ def checked_column(
     if fast(values):
         return values
     return [v if v is MISSING else check(v, pointer("items", i, key)) for i, v in enumerate(values)]
+
+
+def nullable_str_column(values: list[Any] | None, key: str, n: int) -> list[str | None]:
+    """The ``n`` values of an optional string field (absent or null: None), checked."""
+    if values is None:
+        return [None] * n
+    checked = checked_column(
+        values,
+        key,
+        lambda v, w: check_str(v, w, nullable=True),
+        types_within(str, type(None)),
+    )
+    return [None if v is MISSING else v for v in checked]
 
 
 def types_within(*types: type) -> Callable[[list[Any]], bool]:

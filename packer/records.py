@@ -22,11 +22,10 @@ from .checks import (
     MISSING,
     check_object,
     check_str,
-    checked_column,
     codes,
     fail,
     int_array,
-    types_within,
+    nullable_str_column,
 )
 from .errors import InputError, pointer
 
@@ -119,21 +118,9 @@ def parse_record_fields(columns: dict[str, list[Any]], n: int) -> RecordFields |
         return None
     defaults = RecordFields.defaults(n)
 
-    def nullable_str(key: str) -> list[str | None]:
-        values = columns.get(key)
-        if values is None:
-            return [None] * n
-        checked = checked_column(
-            values,
-            key,
-            lambda v, w: check_str(v, w, nullable=True),
-            types_within(str, type(None)),
-        )
-        return [None if v is MISSING else v for v in checked]
-
     return RecordFields(
-        ts=nullable_str("ts"),
-        kinds=nullable_str("record_kind"),
+        ts=nullable_str_column(columns.get("ts"), "ts", n),
+        kinds=nullable_str_column(columns.get("record_kind"), "record_kind", n),
         lifecycle=codes(columns.get("lifecycle"), "lifecycle", LIFECYCLE, "active", n),
         used_counts=int_array(columns.get("used_count"), "used_count", 0, defaults.used_counts),
         importance_scores=_scores(columns.get("importance_score"), n),

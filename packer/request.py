@@ -28,6 +28,7 @@ from .checks import (
     codes,
     fail,
     int_array,
+    nullable_str_column,
     read_columns,
     refuse_duplicates,
     types_within,
@@ -174,18 +175,6 @@ def _parse_items(raw: Any, counter: str) -> Items:
         checked = checked_column(values, key, check, types_within(bool))
         return np.array([v is True for v in checked], dtype=bool)
 
-    def optional_str(key: str) -> list[str | None]:
-        values = columns.get(key)
-        if values is None:
-            return [None] * n
-        checked = checked_column(
-            values,
-            key,
-            lambda v, w: check_str(v, w, nullable=True),
-            types_within(str, type(None)),
-        )
-        return [None if v is MISSING else v for v in checked]
-
     # Defaults chain: turn <- ordinal, last_mention_turn <- turn.
     turns = int_array(columns.get("turn"), "turn", None, ordinals)
     zeros = np.zeros(n, dtype=np.int64)
@@ -201,14 +190,14 @@ def _parse_items(raw: Any, counter: str) -> Items:
         trust=codes(columns.get("trust"), "trust", TRUST, "unknown", n),
         importance=codes(columns.get("importance"), "importance", IMPORTANCE, "unknown", n),
         anchored=flag("anchored"),
-        categories=optional_str("category"),
+        categories=nullable_str_column(columns.get("category"), "category", n),
         turns=turns,
         mentions=int_array(columns.get("mentions"), "mentions", 0, zeros),
         references=int_array(columns.get("references"), "references", 0, zeros),
         last_mention_turns=int_array(
             columns.get("last_mention_turn"), "last_mention_turn", None, turns
         ),
-        urls=optional_str("url"),
+        urls=nullable_str_column(columns.get("url"), "url", n),
         records=parse_record_fields(columns, n),
     )
     order = np.argsort(items.ordinals, kind="stable")
