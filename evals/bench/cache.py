@@ -178,9 +178,18 @@ def trace_text(chains: dict[str, list[Step]]) -> str:
     """The chains as a ``packproof cache simulate`` trace, one chain after another."""
     lines = []
     for name, steps in chains.items():
-        for t, segments, static, probe in steps:
-            line = {"chain": name, "t": t, "segments": segments, "static_segments": static}
-            lines.append(dumps({**line, "probe": True} if probe else line))
+        for t, segments, static, probe, marks in steps:
+            line: dict[str, object] = {
+                "chain": name,
+                "t": t,
+                "segments": segments,
+                "static_segments": static,
+            }
+            if probe:
+                line["probe"] = True
+            if marks is not None:
+                line["breakpoints"] = list(marks)
+            lines.append(dumps(line))
     return "\n".join(lines) + "\n"
 
 

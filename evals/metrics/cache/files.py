@@ -2,12 +2,16 @@
 and the step traces of ``packproof cache simulate`` (JSON lines).
 
 A trace line is one step, ``{"chain": "c1", "t": 12.5, "segments": [["id",
-tokens], ...], "static_segments": 1, "probe": false}`` (``static_segments``
-optional, default 0; ``probe`` optional, default false: a probe is measured from
-the state the chain has reached and changes nothing). Chains may interleave;
-each has its own cache, and its steps, probes included, must be in time order;
-a segment id has one token count within its chain (an id stands for one
-content, and the model reads an entry's tokens from the prompt that hits it).
+tokens], ...], "static_segments": 1, "probe": false, "breakpoints": [1, 3]}``
+(``static_segments`` optional, default 0; ``probe`` optional, default false: a
+probe is measured from the state the chain has reached and changes nothing;
+``breakpoints`` optional: the segment counts where the caller placed its cache
+breakpoints, at most the profile's ``max_breakpoints``, replacing the default
+placement of ``breakpoints`` mode; ``prefix`` mode has no breakpoints and ignores
+them). Chains may interleave; each has its own cache, and its steps, probes
+included, must be in time order; a segment id has one token count within its
+chain (an id stands for one content, and the model reads an entry's tokens from
+the prompt that hits it).
 
 The trace is streamed: read a line at a time, priced a batch of lines at a time
 (:data:`BATCH_LINES`), each result line given out as soon as its batch is
@@ -51,7 +55,7 @@ SHIPPED_PROFILES: Final = DATA / "cache-profiles.yaml"
 # Lines priced together: large enough that pricing runs in its loop, not in
 # per-call set-up; small enough that a batch is a few megabytes at most.
 BATCH_LINES: Final = 1024
-_KEYS: Final = frozenset({"chain", "t", "segments", "static_segments", "probe"})
+_KEYS: Final = frozenset({"chain", "t", "segments", "static_segments", "probe", "breakpoints"})
 _ID, _TOKENS = itemgetter(0), itemgetter(1)
 
 
@@ -88,6 +92,7 @@ class TraceStep(NamedTuple):
     tokens: list[int]
     static: int
     probe: bool
+    breakpoints: list[int] | None
 
 
 class _Seen:
@@ -128,7 +133,7 @@ def read_steps(path: str) -> Iterator[TraceStep]:
                     continue
                 try:
                     record = loads(raw.decode("utf-8"))
-                    t, ids, tokens, static, probe = _step(record)
+                    t, ids, tokens, static, probe, marks = _step(record)
                 except UnicodeDecodeError as exc:
                     where = f"line {number}"
                     raise InputError(
@@ -141,7 +146,7 @@ def read_steps(path: str) -> Iterator[TraceStep]:
                 if state is None:
                     state = seen[chain] = _Seen()
                 _check_chain(state, number, chain, t, ids, tokens)
-                yield TraceStep(number, record, chain, t, ids, tokens, static, probe)
+                yield TraceStep(number, record, chain, t, ids, tokens, static, probe, marks)
         except InputError as exc:
             raise exc if exc.source else exc.with_source(source) from None
         except OSError as exc:  # a directory, a read error mid-file
@@ -193,8 +198,9 @@ def _at_line(exc: InputError, number: int, source: str) -> InputError:
     return InputError(where, exc.message, expected=exc.expected, found=exc.found, source=source)
 
 
-def _step(record: Any) -> tuple[float, list[str], list[int], int, bool]:
-    """A checked line: its time, segment ids and tokens, static prefix and probe flag."""
+def _step(record: Any) -> tuple[float, list[str], list[int], int, bool, list[int] | None]:
+    """A checked line: its time, segment ids and tokens, static prefix, probe
+    flag and breakpoints (None: the default placement)."""
     if not isinstance(record, dict):
         raise InputError("/", "a step must be a JSON object", expected="an object", found=record)
     unknown = sorted(set(record) - _KEYS)
@@ -236,7 +242,21 @@ def _step(record: Any) -> tuple[float, list[str], list[int], int, bool]:
     probe = record.get("probe", False)
     if not isinstance(probe, bool):
         raise InputError("/probe", "not a probe flag", expected="true or false", found=probe)
-    return t, ids, tokens, static, probe
+    marks = record.get("breakpoints")
+    if marks is not None:
+        if not isinstance(marks, list):
+            raise InputError(
+                "/breakpoints", "not a list", expected="an array of segment counts", found=marks
+            )
+        for i, b in enumerate(marks):
+            if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= len(segments):
+                raise InputError(
+                    f"/breakpoints/{i}",
+                    "not a breakpoint",
+                    expected=f"a segment count in [1, {len(segments)}]",
+                    found=b,
+                )
+    return t, ids, tokens, static, probe, marks
 
 
 def _bad_segment(segments: list[Any]) -> None:
@@ -279,8 +299,20 @@ def simulate(path: str, name: str, chosen: Profile) -> Iterator[str]:
         chain = chains.get(step.chain)
         if chain is None:
             chain = chains[step.chain] = _Chain(chosen)
+        marks = step.breakpoints
+        if marks is not None and chosen.mode == "breakpoints":
+            if len(set(marks)) > chosen.max_breakpoints:
+                raise InputError(
+                    f"line {step.line} /breakpoints",
+                    f"more breakpoints than profile {name!r} allows",
+                    expected=f"at most {chosen.max_breakpoints} distinct",
+                    found=len(set(marks)),
+                    source="<stdin>" if path == "-" else path,
+                )
+        else:
+            marks = None
         try:
-            chain.prompts.add(step.t, step.ids, step.tokens, step.static, step.probe)
+            chain.prompts.add(step.t, step.ids, step.tokens, step.static, step.probe, marks)
         except ValueError as exc:  # (the checks above leave only a total past 2**63)
             where = f"line {step.line} /segments"
             raise InputError(where, str(exc), source="<stdin>" if path == "-" else path) from None

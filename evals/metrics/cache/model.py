@@ -8,9 +8,10 @@ Per step, in time order:
 
 1. Entries whose expiry is <= now are gone (written at t with ``ttl_s`` 300, an
    entry serves t + 299 and not t + 300).
-2. The hit H (tokens). ``breakpoints`` (one at the end of the prompt, one after
-   the static prefix when ``static_breakpoint``): the longest live entry equal to
-   the prompt's first k segments, b - ``lookback`` <= k <= b for a breakpoint b;
+2. The hit H (tokens). ``breakpoints`` (the caller's, a step's ``breakpoints``;
+   by default one at the end of the prompt, one after the static prefix when
+   ``static_breakpoint``): the longest live entry equal to the prompt's first k
+   segments, b - ``lookback`` <= k <= b for a breakpoint b;
    with ``refresh_on_hit`` its expiry becomes now + ``ttl_s``. ``prefix``: the
    longest live stored prefix, rounded down to a multiple of ``granularity``, and
    0 when that is below ``min_tokens``.
@@ -73,6 +74,7 @@ _row = tuple.__new__  # a NamedTuple without its Python-level __new__: half the 
 # more than memory holds), so that keys[i] always exists
 _TOP: Final = "\U0010ffff"
 _SWEEP: Final = 4  # dead entries are dropped every _SWEEP lifetimes (or all at once)
+_MASK: Final = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,14 @@ class Profile:
     shortest cacheable prefix; ``granularity`` the token step hits come in (1 =
     none; ``prefix`` mode only); ``ttl_s`` an entry's lifetime; ``refresh_on_hit``,
     ``lookback`` (segments) and ``static_breakpoint`` apply to ``breakpoints`` mode;
+    ``max_breakpoints`` caps the breakpoints a caller may place per request
+    (``breakpoints`` mode; Anthropic 4). ``long_context_tokens`` > 0 prices a
+    whole request of more tokens at ``long_context_factor`` x (read, write and
+    uncached alike). ``miss_rate`` > 0 makes the profile pessimistic: a would-be
+    hit is lost (evicted early, or routed to a machine without the entry) at a
+    deterministic ``miss_rate`` share of steps, drawn from ``miss_seed`` and the
+    step's number among the chain's conversation steps (a probe draws as the next
+    step would); the step is then priced as if nothing were live.
     ``source`` and ``date`` say where and when the figures were published."""
 
     mode: Mode
@@ -95,6 +105,11 @@ class Profile:
     static_breakpoint: bool
     source: str = ""
     date: str = ""
+    max_breakpoints: int = 4
+    long_context_tokens: int = 0
+    long_context_factor: float = 1.0
+    miss_rate: float = 0.0
+    miss_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -105,6 +120,12 @@ class Profile:
                 raise ValueError(f"{name} must be a finite number >= 0, not {value!r}")
         if self.min_tokens < 0 or self.lookback < 0 or self.granularity < 1:
             raise ValueError("min_tokens and lookback must be >= 0, granularity >= 1")
+        if self.max_breakpoints < 1 or self.long_context_tokens < 0:
+            raise ValueError("max_breakpoints must be >= 1, long_context_tokens >= 0")
+        if not (math.isfinite(self.long_context_factor) and self.long_context_factor >= 1):
+            raise ValueError("long_context_factor must be a finite number >= 1")
+        if not 0 <= self.miss_rate <= 1:
+            raise ValueError("miss_rate must be a number from 0 to 1")
 
 
 def price_chain(steps: Iterable[Step], profile: Profile) -> list[StepCost]:
@@ -135,6 +156,7 @@ class Pricer:
         )  # entries, sorted, between sentinels
         self.sweep_at = self.latest = -math.inf  # the next sweep; the latest expiry set
         self.prev, self.static_at = "", 0  # the last conversation prompt; the static entry's index
+        self.number = 0  # conversation steps priced (a pessimistic profile's draws)
 
     def price(self, prompts: Prompts) -> list[StepCost]:
         """The costs of the steps in ``prompts``, which continue the chain."""
@@ -150,13 +172,53 @@ def _price_breakpoints(prompts: Prompts, state: Pricer) -> list[StepCost]:
     static_bp = profile.static_breakpoint
     keys, untils = state.keys, state.untils
     sweep_at, latest, prev, s = state.sweep_at, state.latest, state.prev, state.static_at
+    most, long_at, long_factor = profile.max_breakpoints, profile.long_context_tokens, 0.0
+    if long_at:
+        long_factor = profile.long_context_factor
+    misses, number = profile.miss_rate > 0, state.number
     out: list[StepCost] = []
     append, cum = out.append, prompts.cum
-    for t, p, base, static, known, probe in prompts.rows():
+    for t, p, base, static, known, probe, marks in prompts.rows():
         if t >= sweep_at or t >= latest:
             _sweep(keys, untils, t, latest)
             sweep_at, s = t + _SWEEP * ttl, 0
         n = len(p) >> 1
+        if marks is not None:  # the caller's breakpoints
+            if len(marks) > most:
+                raise ValueError(
+                    f"{len(marks)} breakpoints in one request; the profile allows {most}"
+                )
+            best, j = _explicit(p, marks, keys, untils, t, min(known, n), lookback)
+            if misses and best and _lost(profile, number + 1):
+                best = 0
+            hit, total = cum[base + best], cum[base + n]
+            top = 0
+            for b in marks:
+                if cum[base + b] >= min_tokens:
+                    top = cum[base + b]
+            written = top - hit if top else 0
+            uncached = total - hit - written
+            cost = read * hit + write * written + uncached
+            if long_at and total > long_at:
+                cost *= long_factor
+            append(_row(StepCost, (hit, written, uncached, cost, not p.startswith(prev), probe)))
+            if probe:
+                continue
+            number += 1
+            latest = until = t + ttl
+            if best and refresh:
+                untils[j] = until
+            for b in marks:
+                if cum[base + b] >= min_tokens:
+                    key = p[: 2 * b]
+                    k = bisect_left(keys, key)
+                    if keys[k] == key:
+                        untils[k] = until
+                    else:
+                        keys.insert(k, key)
+                        untils.insert(k, until)
+            s, prev = 0, p
+            continue
         bs = static_bp and static  # the static breakpoint (0 < static < n), or 0
         i = bisect_left(keys, p)
         found = keys[i] == p
@@ -181,13 +243,18 @@ def _price_breakpoints(prompts: Prompts, state: Pricer) -> list[StepCost]:
                         best, j = bs, s
                     elif top >= low and (low < 1 or left.startswith(p[: 2 * low])):
                         best, j = _scan(p, keys, untils, i, t, min(bs, top), max(low, 1))
+        if misses and best and _lost(profile, number + 1):
+            best = 0
         hit, total = cum[base + best], cum[base + n]
         end = total >= min_tokens  # the end breakpoint is written: the largest prefix
         written, uncached = (total - hit, 0) if end else (0, total - hit)
         cost = read * hit + write * written + uncached
+        if long_at and total > long_at:
+            cost *= long_factor
         append(_row(StepCost, (hit, written, uncached, cost, not p.startswith(prev), probe)))
         if probe:
             continue
+        number += 1
         latest = until = t + ttl
         if best and refresh:
             untils[j] = until
@@ -209,7 +276,41 @@ def _price_breakpoints(prompts: Prompts, state: Pricer) -> list[StepCost]:
             untils[s] = until
         prev = p
     state.sweep_at, state.latest, state.prev, state.static_at = sweep_at, latest, prev, s
+    state.number = number
     return out
+
+
+def _explicit(
+    p: str,
+    marks: tuple[int, ...],
+    keys: list[str],
+    untils: list[float],
+    t: float,
+    known: int,
+    lookback: int,
+) -> tuple[int, int]:
+    """The longest live entry equal to the first k segments of p, for a k within
+    ``lookback`` segments at or before any of the breakpoints ``marks``
+    (ascending), and its index; else (0, 0). No entry shares more than the
+    ``known`` leading segments."""
+    best = j = 0
+    for b in reversed(marks):
+        high, low = min(b, known), max(b - lookback, best + 1, 1)
+        if high >= low:
+            found, at = _scan(p, keys, untils, len(keys) - 1, t, high, low)
+            if found:
+                best, j = found, at
+    return best, j
+
+
+def _lost(profile: Profile, number: int) -> bool:
+    """Whether the pessimistic profile loses the hit of the chain's conversation
+    step ``number`` (1-based): a SplitMix64 draw from the seed and the number."""
+    x = (profile.miss_seed * 0x9E3779B97F4A7C15 + number * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    x ^= x >> 31
+    return x < profile.miss_rate * 2.0**64
 
 
 def _scan(
@@ -231,9 +332,11 @@ def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
     min_tokens, granularity = profile.min_tokens, profile.granularity
     keys, untils = state.keys, state.untils  # here the prompts sent
     sweep_at, latest, prev = state.sweep_at, state.latest, state.prev
+    long_at, long_factor = profile.long_context_tokens, profile.long_context_factor
+    misses, number = profile.miss_rate > 0, state.number
     out: list[StepCost] = []
     append, cum = out.append, prompts.cum
-    for t, p, base, static, known, probe in prompts.rows():
+    for t, p, base, static, known, probe, _marks in prompts.rows():
         if t >= sweep_at or t >= latest:
             _sweep(keys, untils, t, latest)
             sweep_at = t + _SWEEP * ttl
@@ -257,15 +360,18 @@ def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
             if right is not _TOP and shared < known and right.startswith(p[: 2 * shared + 2]):
                 shared = _common(right, p, shared + 1, known, 0)
         hit = cum[base + shared] // granularity * granularity
-        if hit < min_tokens:
+        if hit < min_tokens or (misses and hit and _lost(profile, number + 1)):
             hit = 0
         total = cum[base + n]
         written = total - hit if total >= min_tokens else 0
         uncached = total - hit - written
         cost = read * hit + write * written + uncached
+        if long_at and total > long_at:
+            cost *= long_factor
         append(_row(StepCost, (hit, written, uncached, cost, not p.startswith(prev), probe)))
         if probe:
             continue
+        number += 1
         latest = t + ttl
         if keys[i] == p:
             untils[i] = latest
@@ -274,6 +380,7 @@ def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
             untils.insert(i, latest)
         prev = p
     state.sweep_at, state.latest, state.prev = sweep_at, latest, prev
+    state.number = number
     return out
 
 

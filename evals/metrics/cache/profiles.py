@@ -26,14 +26,25 @@ def profiles_from(data: Any, lines: LineMap, at: str = "") -> dict[str, Profile]
         raise lines.error(where, f"schema violation: {message}", **detail)
     out = {}
     for name, fields in data.items():
-        for key in ("read", "write", "ttl_s"):  # YAML's .nan and .inf are numbers too
-            if not math.isfinite(fields[key]):
+        for key in ("read", "write", "ttl_s", "long_context_factor"):  # .nan and .inf too
+            if key in fields and not math.isfinite(fields[key]):
                 raise lines.error(
                     at + pointer(name, key),
                     "not a finite number",
                     expected="a number",
                     found=fields[key],
                 )
-        ints = {key: int(fields[key]) for key in ("min_tokens", "granularity", "lookback")}
+        ints = {
+            key: int(fields[key])
+            for key in (
+                "min_tokens",
+                "granularity",
+                "lookback",
+                "max_breakpoints",
+                "long_context_tokens",
+                "miss_seed",
+            )
+            if key in fields
+        }
         out[name] = Profile(**{**fields, **ints})  # the schema takes 1024.0 as an integer
     return out

@@ -25,12 +25,15 @@ _ID, _TOKENS = itemgetter(0), itemgetter(1)
 
 class Step(NamedTuple):
     """One prompt of a chain: its time (seconds), its segments ``(id, tokens)`` in
-    order, its static prefix (segments), and whether it is a probe."""
+    order, its static prefix (segments), whether it is a probe, and the
+    breakpoints its caller placed (segment counts; None: the profile's default
+    placement, the end and the static prefix)."""
 
     t: float
     segments: Sequence[tuple[str, int]]
     static_segments: int = 0
     probe: bool = False
+    breakpoints: Sequence[int] | None = None
 
 
 class _Codes(dict[str, str]):
@@ -51,7 +54,8 @@ class Prompts:
     (first seen, first numbered), so its first k segments are ``codes[i][: 2 * k]``;
     ``cum[start[i] + k]``, their tokens; ``static[i]`` (0 when the whole prompt:
     no breakpoint of its own); ``known[i]``, how many leading segments have ids an
-    earlier step had (no entry shares more); ``probe[i]``."""
+    earlier step had (no entry shares more); ``probe[i]``; ``breakpoints[i]``, the
+    caller's breakpoints, distinct and ascending (None: the default placement)."""
 
     def __init__(self) -> None:
         self._codes = _Codes()
@@ -60,26 +64,40 @@ class Prompts:
         self.static, self.known = array("q"), array("q")
         self.codes: list[str] = []
         self.probe: list[bool] = []
+        self.breakpoints: list[tuple[int, ...] | None] = []
 
     @classmethod
     def of(cls, steps: Iterable[Step]) -> Prompts:
         prompts = cls()
-        for t, segments, static, probe in steps:
-            prompts.add(t, map(_ID, segments), map(_TOKENS, segments), static, probe)
+        for t, segments, static, probe, breakpoints in steps:
+            prompts.add(t, map(_ID, segments), map(_TOKENS, segments), static, probe, breakpoints)
         return prompts
 
     def add(
-        self, t: float, ids: Iterable[str], tokens: Iterable[int], static: int, probe: bool
+        self,
+        t: float,
+        ids: Iterable[str],
+        tokens: Iterable[int],
+        static: int,
+        probe: bool,
+        breakpoints: Iterable[int] | None = None,
     ) -> None:
-        """Raises ValueError on no segments, a static prefix past them, 2**63
-        tokens, or a time earlier than the step before (checked here, once per
-        chain, not once per profile priced)."""
+        """Raises ValueError on no segments, a static prefix past them, a
+        breakpoint outside 1..n, 2**63 tokens, or a time earlier than the step
+        before (checked here, once per chain, not once per profile priced).
+        Repeated breakpoints count once."""
         if not t >= self.last_t:  # NaN fails this too
             raise ValueError(f"step at t={t!r} comes after one at t={self.last_t!r}")
         numbered, start, cum = len(self._codes), len(self.cum), list(accumulate(tokens, initial=0))
         n = len(cum) - 1
         if not n or not 0 <= static <= n:
             raise ValueError(f"a step needs segments and 0 <= static_segments <= {n}")
+        marks = None
+        if breakpoints is not None:  # (an empty list: nothing is read or written)
+            given = list(breakpoints)
+            if not all(type(b) is int and 1 <= b <= n for b in given):
+                raise ValueError(f"breakpoints must be segment counts from 1 to {n}, not {given!r}")
+            marks = tuple(sorted(set(given)))
         try:  # (all or nothing)
             self.cum.fromlist(cum)
         except OverflowError:
@@ -99,6 +117,7 @@ class Prompts:
         self.static.append(static if static < n else 0)
         self.known.append(known)
         self.probe.append(probe)
+        self.breakpoints.append(marks)
 
     def clear(self) -> None:
         """Drop the steps (priced), keeping the ids' numbering and the last time:
@@ -107,7 +126,17 @@ class Prompts:
             del column[:]
         self.codes.clear()
         self.probe.clear()
+        self.breakpoints.clear()
 
-    def rows(self) -> Iterator[tuple[float, str, int, int, int, bool]]:
-        """(t, codes, start, static, known, probe) per step."""
-        return zip(self.t, self.codes, self.start, self.static, self.known, self.probe, strict=True)
+    def rows(self) -> Iterator[tuple[float, str, int, int, int, bool, tuple[int, ...] | None]]:
+        """(t, codes, start, static, known, probe, breakpoints) per step."""
+        return zip(
+            self.t,
+            self.codes,
+            self.start,
+            self.static,
+            self.known,
+            self.probe,
+            self.breakpoints,
+            strict=True,
+        )

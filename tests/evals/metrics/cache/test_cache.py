@@ -32,6 +32,7 @@ from packproof.evals.metrics.cache.model import (
     Step,
     StepCost,
     Totals,
+    _lost,
     chain_totals,
     price_chain,
     price_prompts,
@@ -278,7 +279,8 @@ def reference(steps: list[Step], prof: Profile) -> list[tuple[int, int, int, boo
     priced as the next step on a copy of the cache, which is then dropped."""
     entries: dict[tuple[str, ...], float] = {}
     out, prev = [], None
-    for t, segments, static, probe in steps:
+    number = 1  # the next conversation step's (a probe draws as it would)
+    for t, segments, static, probe, marks in steps:
         ids = [s[0] for s in segments]
         cum = [0]
         for _, tokens in segments:
@@ -288,8 +290,12 @@ def reference(steps: list[Step], prof: Profile) -> list[tuple[int, int, int, boo
         state = dict(entries) if probe else entries  # a probe's writes are discarded
         if prof.mode == "breakpoints":
             points = [n] + ([static] if prof.static_breakpoint and 0 < static < n else [])
+            if marks is not None:
+                points = list(marks)
             window = {k for b in points for k in range(max(1, b - prof.lookback), b + 1)}
             best = max((k for k in window if tuple(ids[:k]) in state), default=0)
+            if best and prof.miss_rate and _lost(prof, number):
+                best = 0
             hit = cum[best]
             if best and prof.refresh_on_hit:
                 state[tuple(ids[:best])] = t + prof.ttl_s
@@ -301,6 +307,8 @@ def reference(steps: list[Step], prof: Profile) -> list[tuple[int, int, int, boo
             best = max((k for k in range(1, n + 1) if tuple(ids[:k]) in state), default=0)
             hit = cum[best] // prof.granularity * prof.granularity
             hit = 0 if hit < prof.min_tokens else hit
+            if hit and prof.miss_rate and _lost(prof, number):
+                hit = 0
             for k in range(1, n + 1):
                 state[tuple(ids[:k])] = t + prof.ttl_s
             written = total - hit if total >= prof.min_tokens else 0
@@ -309,6 +317,7 @@ def reference(steps: list[Step], prof: Profile) -> list[tuple[int, int, int, boo
         )
         if not probe:
             prev = ids
+            number += 1
     return out
 
 
@@ -324,6 +333,8 @@ profiles = st.builds(
     refresh_on_hit=st.booleans(),
     lookback=st.integers(0, 4),
     static_breakpoint=st.booleans(),
+    miss_rate=st.sampled_from([0.0, 0.0, 0.3]),
+    miss_seed=st.integers(0, 3),
 )
 prompts = st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=9)
 chains = st.lists(
@@ -332,6 +343,7 @@ chains = st.lists(
         prompts,
         st.integers(0, 9),
         st.sampled_from([False, False, False, True]),
+        st.one_of(st.none(), st.lists(st.integers(1, 9), max_size=4)),
     ),
     max_size=25,
 )
@@ -339,9 +351,10 @@ chains = st.lists(
 
 def build(chain: list[Any]) -> list[Step]:
     steps, t = [], 0
-    for gap, ids, static, probe in chain:
+    for gap, ids, static, probe, marks in chain:
         t += gap
-        steps.append(Step(t, [(i, TOKENS[i]) for i in ids], min(static, len(ids)), probe))
+        marks = None if marks is None else sorted({min(b, len(ids)) for b in marks})
+        steps.append(Step(t, [(i, TOKENS[i]) for i in ids], min(static, len(ids)), probe, marks))
     return steps
 
 
@@ -393,7 +406,10 @@ def long_chain(seed: int) -> list[Step]:
             del items[rng.randrange(len(items)) :]
         t += rng.choice([0, 1, 30, 30, 299, 300, 301, 3600])
         segments = [("sys", 1500), *((f"s{k}", size[k % 400]) for k in dict.fromkeys(items))]
-        steps.append(Step(t, segments, rng.choice([0, 1, 1, 1]), rng.random() < 0.15))
+        marks = None  # a caller's breakpoints at a third of the steps
+        if rng.random() < 0.33:
+            marks = sorted({rng.randint(1, len(segments)) for _ in range(rng.randint(1, 4))})
+        steps.append(Step(t, segments, rng.choice([0, 1, 1, 1]), rng.random() < 0.15, marks))
     return steps
 
 
@@ -402,6 +418,8 @@ VARIANTS = {
     "lookback-3": dataclasses.replace(ANTHROPIC, lookback=3, ttl_s=40),
     "no-refresh": dataclasses.replace(ANTHROPIC, refresh_on_hit=False, ttl_s=40),
     "prefix-ttl-40": dataclasses.replace(OPENAI, ttl_s=40, granularity=1, min_tokens=0),
+    "pessimistic": dataclasses.replace(ANTHROPIC, miss_rate=0.2, miss_seed=7),
+    "pessimistic-prefix": dataclasses.replace(OPENAI, miss_rate=0.2),
 }
 
 
@@ -426,8 +444,9 @@ def batched(steps: list[Step], prof: Profile, sizes: list[int]) -> list[StepCost
     cuts, start = iter(sizes), 0
     while start < len(steps):
         end = start + next(cuts, len(steps))
-        for t, segments, static, probe in steps[start:end]:
-            prompts.add(t, [i for i, _ in segments], [n for _, n in segments], static, probe)
+        for t, segments, static, probe, marks in steps[start:end]:
+            ids, tokens = [i for i, _ in segments], [n for _, n in segments]
+            prompts.add(t, ids, tokens, static, probe, marks)
         out += pricer.price(prompts)
         prompts.clear()
         start = end
