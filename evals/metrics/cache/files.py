@@ -33,6 +33,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple
 
+import orjson
+
 from packproof.evals.metrics.cache.model import Pricer, Profile, Prompts
 from packproof.evals.metrics.cache.profiles import profiles_from
 from packproof.evals.metrics.cache.totals import RunningTotals
@@ -132,8 +134,12 @@ def read_steps(path: str) -> Iterator[TraceStep]:
                 if not raw.strip():
                     continue
                 try:
-                    record = loads(raw.decode("utf-8"))
-                    t, ids, tokens, static, probe, marks = _step(record)
+                    record = _loads(raw)
+                    try:
+                        t, ids, tokens, static, probe, marks = _step(record)
+                    except InputError:  # what is wrong, as the strict reader sees it
+                        record = loads(raw.decode("utf-8"))
+                        t, ids, tokens, static, probe, marks = _step(record)
                 except UnicodeDecodeError as exc:
                     where = f"line {number}"
                     raise InputError(
@@ -186,6 +192,21 @@ def _check_chain(
             expected=f"{counts[ids[i]]}, its count before",
             found=tokens[i],
         )
+
+
+def _loads(raw: bytes) -> Any:
+    """One line's JSON: orjson, several times faster than the strict reader, when
+    it accepts the line and every ``":`` in the line ends a distinct key of its
+    object (orjson keeps the last of a repeated key); else the strict reader,
+    which says what is wrong. (A line orjson reads differently, an integer past
+    64 bits made a float, fails :func:`_step`, which then reads it strictly.)"""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return loads(raw.decode("utf-8"))
+    if type(value) is not dict or raw.count(b'":') != len(value):
+        return loads(raw.decode("utf-8"))
+    return value
 
 
 def _at_line(exc: InputError, number: int, source: str) -> InputError:

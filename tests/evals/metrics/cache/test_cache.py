@@ -675,6 +675,18 @@ BAD_TRACES = {
         "line 1 /segments: a prompt of 2**63 tokens",
     ),
     "not-utf8": ([STEPS[0], b"\xff{}".decode("latin-1")], "line 2: not UTF-8"),
+    "duplicate-key": (
+        ['{"chain": "c", "t": 0, "t": 1, "segments": [["a", 1]]}'],
+        "line 1 /: duplicate key 't'",
+    ),
+    "tokens-past-64-bits": (
+        ['{"chain": "c", "t": 0, "segments": [["a", 123456789012345678901234567890]]}'],
+        "line 1 /segments: a prompt of 2**63 tokens",
+    ),
+    "lone-surrogate": (
+        ['{"chain": "c", "t": 0, "segments": [["\\ud800", 1]]}'],
+        "line 1 column",
+    ),
     "empty": ([], "the trace has no steps"),
 }
 
