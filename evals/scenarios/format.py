@@ -69,6 +69,9 @@ class Turn:
     t: float | None = None
     probe: bool = False
     answers: tuple[str, ...] = ()
+    # A replay step imported from a provider's records: the usage billed for the
+    # call (cached, input, output, written, written_1h); None when not imported.
+    usage: Mapping[str, int] | None = None
 
     def expectations(self, strategy: str) -> list[Mapping[str, Any]]:
         """The expectations that apply to ``strategy`` (a name, or a spec's label:
@@ -129,6 +132,8 @@ class Scenario:
                 turn["probe"] = True
             if t.answers:  # only when given, so mirrors without answers keep their bytes
                 turn["answers"] = list(t.answers)
+            if t.usage is not None:  # only when given, as answers
+                turn["usage"] = dict(t.usage)
             turns.append(turn)
         out: dict[str, Any] = {
             "id": self.id,
@@ -169,6 +174,7 @@ class Scenario:
                     t.get("t"),
                     t.get("probe", False),
                     tuple(t.get("answers", ())),
+                    t.get("usage"),
                 )
             )
         return cls(

@@ -1,4 +1,5 @@
-"""``packproof cache simulate``: price a trace of prompts under a provider's prompt cache."""
+"""``packproof cache simulate``: price a trace of prompts under a provider's prompt cache;
+``packproof cache check``: the model against Claude Code sessions' bills, call by call."""
 
 from __future__ import annotations
 
@@ -27,15 +28,73 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_cache_check(args: argparse.Namespace) -> int:
+    from packproof.evals.metrics.cache.check import check_sessions, load_prices
+    from packproof.evals.metrics.cache.check_report import (
+        new_run_folder,
+        summary_line,
+        totals,
+        write_check,
+    )
+
+    prices = load_prices()
+    rows = check_sessions([Path(p) for p in args.paths], args.session_prefix, prices)
+    total = totals(rows, prices)
+    run = new_run_folder(Path(args.output))
+    for path in write_check(rows, total, run):
+        print(f"wrote {path}")
+    for miss in total["misses"]:
+        print(f"miss: {miss['session']} line {miss['line']}: {miss['rule']}")
+    print(summary_line(total))
+    return EXIT_OK
+
+
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "cache",
-        help="price a trace of prompts under a provider's prompt cache",
+        help="price a trace of prompts under a provider's prompt cache, or check the model "
+        "against Claude Code sessions' bills",
         description="Price a trace of prompts under a provider's prompt cache: one JSON line "
         "out per step (hit, written and uncached tokens, cost), then one per chain. The model "
         'and every field: `packproof docs metrics` ("Prompt-cache model").',
     )
-    p.add_argument("action", choices=["simulate"], help="simulate: price the trace")
+    actions = p.add_subparsers(
+        dest="action", required=True, metavar="ACTION", help="check or simulate"
+    )
+    c = actions.add_parser(
+        "check",
+        help="hold the cache model against Claude Code sessions' billed usage, call by call",
+        description="Price every API call of Claude Code sessions as sent and compare the "
+        "predicted cached, written and uncached tokens with the recorded usage: a table, a plot "
+        "and the totals in a new folder under -o; the last line says how many calls are within "
+        "tolerance and how far the input cost is from the bill (`packproof docs claude-code`).",
+    )
+    c.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a session file, a folder of them or a ~/.claude/projects tree",
+    )
+    c.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="where the run folder (check-N, never an existing one) is made",
+    )
+    c.add_argument(
+        "--session-prefix",
+        type=int,
+        default=21460,
+        metavar="TOKENS",
+        help="where a main session's prompt breaks back to after a compaction (inferred from the records: `packproof docs claude-code`)",
+    )
+    c.set_defaults(func=cmd_cache_check)
+    p = actions.add_parser(
+        "simulate",
+        help="price a trace of prompts",
+        description="Price a trace of prompts under a provider's prompt cache.",
+    )
     p.add_argument(
         "trace",
         metavar="TRACE",

@@ -115,6 +115,21 @@ def cmd_import_openclaw_mem(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_import_claude_code(args: argparse.Namespace) -> int:
+    from packproof.evals.scenarios.importers import IMPORTERS  # the harness, imported only here
+
+    sources = [Path(p) for p in args.paths]
+    out = Path(args.output)
+    check_target(out, sources)  # before any work
+    scenarios, report = IMPORTERS["claude-code"](sources, session_prefix=args.session_prefix)
+    write_atomic(out, "".join(dumps(sc.to_json()) + "\n" for sc in scenarios), inputs=sources)
+    print(
+        f"wrote {len(scenarios)} scenarios ({sum(len(s.turns) for s in scenarios)} turns) to {out}"
+    )
+    print(" ".join(f"{k}={v}" for k, v in report.items()))
+    return EXIT_OK
+
+
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "scenarios",
@@ -194,3 +209,24 @@ def add_parsers(sub: Any) -> None:
         "else the compiled mirror, JSON lines (default reports/imports/<name>.jsonl)",
     )
     p.set_defaults(func=cmd_import_openclaw_mem)
+    p = formats.add_parser(
+        "claude-code",
+        help="Claude Code transcripts as replays with their billed usage",
+        description="One replay scenario per Claude Code session and sub-agent, one step per "
+        "API call at its time, items sized from the bill (`packproof docs claude-code`).",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a session file (<id>.jsonl), a folder of them or a ~/.claude/projects tree",
+    )
+    p.add_argument("-o", "--output", required=True, help="the compiled scenarios (JSONL) to write")
+    p.add_argument(
+        "--session-prefix",
+        type=int,
+        default=21460,
+        metavar="TOKENS",
+        help="where a main session's prompt breaks back to after a compaction (inferred from the records: `packproof docs claude-code`)",
+    )
+    p.set_defaults(func=cmd_import_claude_code)
