@@ -19,10 +19,21 @@ since it was sent, and the pack is assembled in two parts:
   top-ranked candidates (within its first ``recall_depth``) that the stable part
   lacks, placed after the stable part (only the prompt's end changes; the next
   pack keeps it in its prefix) or first (as lossless-claw PR #765 does, which
-  changes the prefix: issue #1169).
+  changes the prefix: issue #1169). With ``carry_recall`` (the default) the
+  block is part of the pack the next request gives back, so it joins the next
+  stable part; without it the next request gives the block back apart
+  (``recall_refs``) and the pack re-decides it after the unchanged stable part:
+  recomputed or, between refreshes (``recall_refresh``), kept as it was, so a
+  block placed first stays a cached prefix.
 
-Packing stays a pure function of the request. Requests without ``cache_aware``
-are packed exactly as before (ordinal order, the same bytes).
+The pack suggests where a caller puts its cache breakpoints: after the part
+that the next step keeps (the stable part, or the recall block placed first),
+and at the end of the pack.
+
+This module holds the options and the previous pack as a request gives them;
+:mod:`.cacheassembly` assembles the pack. Packing stays a pure function of the
+request. Requests without ``cache_aware`` are packed exactly as before (ordinal
+order, the same bytes).
 """
 
 from __future__ import annotations
@@ -30,40 +41,31 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import numpy as np
 
-from .checks import check_object, fail
+from .checks import check_int, check_object, fail
 from .errors import InputError, pointer
 from .model import Items
-from .reasons import (
-    O_APPEND_ONLY,
-    O_APPENDED,
-    O_INCLUDED,
-    O_KEPT,
-    O_QUARANTINED,
-    O_RECALL,
-)
-from .select import CategoryCaps, fill, fits_whole
-
-if TYPE_CHECKING:
-    from .pipeline import Ranked, Reserved
-    from .request import Request
-    from .result import Mode
 
 __all__ = [
     "ACTIONS",
     "PLACEMENTS",
+    "REFRESHES",
     "CacheAware",
-    "CacheDecision",
     "PreviousPack",
-    "assemble_cache_aware",
+    "check_previous_pack",
     "parse_cache_aware",
     "parse_previous_pack",
 ]
 
 PLACEMENTS: Final = ("after", "first")
+# When a recall block that is not carried forward is recomputed:
+# at every step; every ``recall_every`` steps; only when the stable part is
+# re-selected by a compaction; when the prompt's best candidate score reaches
+# ``recall_gate``.
+REFRESHES: Final = ("each", "every", "compaction", "gate")
 # What the stable part did: kept the previous pack and appended; re-selected
 # because it would overflow; re-selected because the cache had gone cold; the
 # first pack (no previous pack given).
@@ -82,15 +84,37 @@ class CacheAware:
     recall_depth: int = 20
     placement: str = "after"
     ttl_s: float = 300.0
+    carry_recall: bool = True
+    recall_refresh: str = "each"
+    recall_every: int = 20
+    recall_gate: float = 1.0
 
     def params(self) -> dict[str, Any]:
+        """Every option by name (the canonical spec string lists them all)."""
         return {f.name: getattr(self, f.name) for f in sorted(fields(self), key=lambda f: f.name)}
 
+    @property
+    def extended(self) -> bool:
+        """Whether a recall-block option (carrying and refreshing the recall
+        block) differs from its default."""
+        return any(getattr(self, k) != _DEFAULTS[k] for k in RECALL_OPTIONS)
+
     def to_json(self) -> dict[str, Any]:
-        return self.params()
+        """The options as a request and a trace write them: the recall-block
+        options only when one differs from its default, so requests and traces
+        written before they existed keep their bytes (the golden packs)."""
+        params = self.params()
+        if not self.extended:
+            for key in RECALL_OPTIONS:
+                del params[key]
+        return params
 
 
 _OPTIONS: Final = frozenset(f.name for f in fields(CacheAware))
+_DEFAULTS: Final = {f.name: f.default for f in fields(CacheAware)}
+# The recall-block options, and the refresh policy that reads each parameter.
+RECALL_OPTIONS: Final = ("carry_recall", "recall_every", "recall_gate", "recall_refresh")
+_READ_BY: Final = {"recall_every": "every", "recall_gate": "gate"}
 OPTION_DOCS: Final = {
     "low_water": "share of the budget a compaction re-selects the stable part down to (0 < x <= 1)",
     "recall_share": "share of the budget held for the recall block (0 <= x < 1; low_water + "
@@ -99,21 +123,35 @@ OPTION_DOCS: Final = {
     "placement": "where the recall block goes: after the stable part, or first",
     "ttl_s": "seconds after which the previous pack's cache is cold and the stable part is "
     "re-selected freely (0: never)",
+    "carry_recall": "true: the recall block joins the next step's stable part; false: the next "
+    "request gives it back apart (previous_pack.recall_refs) and it is re-decided",
+    "recall_refresh": "when a recall block not carried forward is recomputed: each step, every "
+    "recall_every steps, on compaction, or when the best score reaches recall_gate",
+    "recall_every": "recall_refresh=every: the steps a recall block serves (N >= 1)",
+    "recall_gate": "recall_refresh=gate: the strategy's best candidate score that recomputes "
+    "the block (in the strategy's score units)",
 }
 
 
 def check_option(key: str, value: Any, where: str) -> Any:
-    """One option's value, checked (numbers become floats, the depth an int)."""
-    if key == "placement":
-        if type(value) is not str or value not in PLACEMENTS:
-            raise fail(where, "unknown value", "one of " + "|".join(PLACEMENTS), value)
+    """One option's value, checked (numbers become floats, counts ints)."""
+    choices = {"placement": PLACEMENTS, "recall_refresh": REFRESHES}.get(key)
+    if choices is not None:
+        if type(value) is not str or value not in choices:
+            raise fail(where, "unknown value", "one of " + "|".join(choices), value)
+        return value
+    if key == "carry_recall":
+        if type(value) is not bool:
+            raise fail(where, "wrong type", "a boolean (true or false)", value)
         return value
     if type(value) not in (int, float) or not math.isfinite(value):
         raise fail(where, "wrong type", "a finite number", value)
-    if key == "recall_depth":
+    if key in ("recall_depth", "recall_every"):
         if value != int(value) or value < 1:
             raise fail(where, "out of range", "an integer >= 1", value)
         return int(value)
+    if key == "recall_gate":
+        return float(value)
     ranges = {
         "low_water": (value <= 0 or value > 1, "a number > 0 and <= 1"),
         "recall_share": (value < 0 or value >= 1, "a number >= 0 and < 1"),
@@ -144,6 +182,23 @@ def build_cache_aware(values: Mapping[str, Any], where: str = "/cache_aware") ->
             "a sum <= 1",
             options.low_water + options.recall_share,
         )
+    if options.carry_recall and options.recall_refresh != "each":
+        raise fail(
+            where + "/recall_refresh",
+            "a recall block carried into the next stable part is recomputed at each step "
+            "(give carry_recall=false to refresh it less often)",
+            "each",
+            options.recall_refresh,
+        )
+    for key, policy in _READ_BY.items():
+        if getattr(options, key) != _DEFAULTS[key] and options.recall_refresh != policy:
+            raise fail(
+                where + pointer(key),
+                f"only read by recall_refresh={policy}, and recall_refresh is "
+                f"{options.recall_refresh}",
+                f"{key} left out, or recall_refresh={policy}",
+                getattr(options, key),
+            )
     return options
 
 
@@ -157,47 +212,107 @@ def parse_cache_aware(raw: Any) -> CacheAware | None:
 @dataclass(frozen=True, eq=False)
 class PreviousPack:
     """The previous pack as positions into the request's items, in pack order,
-    and the seconds since it was sent (None: unknown, never cold)."""
+    and the seconds since it was sent (None: unknown, never cold). With
+    ``carry_recall`` false, ``positions`` is its stable part and ``recall`` its
+    recall block (in block order; None: not given), which was recomputed
+    ``recall_age`` steps before that pack (0: for that pack; None: not given)."""
 
     positions: np.ndarray
     elapsed_s: float | None
+    recall: np.ndarray | None = None
+    recall_age: int | None = None
+
+    def held(self) -> np.ndarray:
+        """Every position the previous pack held: its stable part and recall block."""
+        return (
+            self.positions if self.recall is None else np.concatenate([self.positions, self.recall])
+        )
+
+    def sent(self, placement: str) -> np.ndarray:
+        """The previous pack in the order it was sent, for the kept prefix."""
+        if self.recall is None:
+            return self.positions
+        parts = (
+            [self.recall, self.positions] if placement == "first" else [self.positions, self.recall]
+        )
+        return np.concatenate(parts)
 
     def to_json(self, items: Items) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "record_refs": [items.ids[i] for i in self.positions.tolist()],
             "elapsed_s": self.elapsed_s,
         }
+        if self.recall is not None:  # written only when given: older requests keep their bytes
+            out["recall_refs"] = [items.ids[i] for i in self.recall.tolist()]
+        if self.recall_age is not None:
+            out["recall_age"] = self.recall_age
+        return out
 
 
-def parse_previous_pack(raw: Any, items: Items) -> PreviousPack | None:
-    """The request's ``previous_pack``: every recordRef must name one of the
-    request's items, once; ``elapsed_s`` is a finite number >= 0 or null."""
-    if raw is None:
-        return None
-    obj = check_object(raw, "/previous_pack", frozenset({"record_refs", "elapsed_s"}))
-    if "record_refs" not in obj:
-        raise InputError("/previous_pack", "missing required field 'record_refs'")
-    refs = obj["record_refs"]
+def _refs(obj: Mapping[str, Any], key: str, items: Items, taken: Mapping[str, str]) -> np.ndarray:
+    """``previous_pack[key]`` as positions: every ref one of the request's items,
+    once, and none already named by another list of ``taken`` (ref -> pointer)."""
+    refs = obj[key]
     if type(refs) is not list:
-        raise fail("/previous_pack/record_refs", "wrong type", "an array of item ids", refs)
+        raise fail(pointer("previous_pack", key), "wrong type", "an array of item ids", refs)
     position = items.position
     out = np.empty(len(refs), dtype=np.int64)
     first: dict[str, int] = {}
     for k, ref in enumerate(refs):
-        where = pointer("previous_pack", "record_refs", k)
+        where = pointer("previous_pack", key, k)
         if type(ref) is not str:
             raise fail(where, "wrong type", "an item id (string)", ref)
         if ref in first:
             raise InputError(
                 where,
                 f"repeated id {ref!r} in the previous pack (first at "
-                f"{pointer('previous_pack', 'record_refs', first[ref])})",
+                f"{pointer('previous_pack', key, first[ref])})",
+            )
+        if ref in taken:
+            raise InputError(
+                where,
+                f"id {ref!r} is also at {taken[ref]}: an item is in the stable part or in the "
+                "recall block, not both",
             )
         at = position.get(ref)
         if at is None:
             raise fail(where, "unknown id (not one of the request's items)", "an item id", ref)
         first[ref] = k
         out[k] = at
+    out.flags.writeable = False
+    return out
+
+
+def parse_previous_pack(raw: Any, items: Items) -> PreviousPack | None:
+    """The request's ``previous_pack``: every recordRef must name one of the
+    request's items, once (in ``record_refs`` and ``recall_refs`` together);
+    ``elapsed_s`` is a finite number >= 0 or null; ``recall_age`` an integer
+    >= 0, given only with ``recall_refs``."""
+    if raw is None:
+        return None
+    obj = check_object(
+        raw,
+        "/previous_pack",
+        frozenset({"record_refs", "elapsed_s", "recall_refs", "recall_age"}),
+    )
+    if "record_refs" not in obj:
+        raise InputError("/previous_pack", "missing required field 'record_refs'")
+    out = _refs(obj, "record_refs", items, {})
+    recall = None
+    if "recall_refs" in obj:
+        stable = {
+            items.ids[i]: pointer("previous_pack", "record_refs", k)
+            for k, i in enumerate(out.tolist())
+        }
+        recall = _refs(obj, "recall_refs", items, stable)
+    age = obj.get("recall_age")
+    if "recall_age" in obj:
+        if recall is None:
+            raise InputError(
+                "/previous_pack/recall_age",
+                "recall_age is the age of the previous recall block: give recall_refs too",
+            )
+        age = check_int(age, "/previous_pack/recall_age", 0)
     elapsed = obj.get("elapsed_s")
     if elapsed is not None:
         if type(elapsed) not in (int, float) or not math.isfinite(elapsed):
@@ -205,200 +320,26 @@ def parse_previous_pack(raw: Any, items: Items) -> PreviousPack | None:
         if elapsed < 0:
             raise fail("/previous_pack/elapsed_s", "out of range", "a number >= 0", elapsed)
         elapsed = float(elapsed)
-    out.flags.writeable = False
-    return PreviousPack(out, elapsed)
+    return PreviousPack(out, elapsed, recall, age)
 
 
-@dataclass(frozen=True)
-class CacheDecision:
-    """What the cache-aware assembly did, for the trace."""
-
-    action: str  # one of ACTIONS
-    why: str
-    high_water_tokens: int  # the stable part's ceiling: budget less the recall share
-    low_water_tokens: int  # what a compaction re-selects down to
-    recall_budget_tokens: int
-    stable_tokens: int
-    recall_tokens: int
-    previous_items: int | None  # None: no previous pack
-    kept_prefix_items: int  # leading items of the previous pack kept in place
-
-
-@dataclass(frozen=True, eq=False)
-class Assembly:
-    outcome: np.ndarray
-    order: np.ndarray  # positions in pack order
-    placement: np.ndarray  # P_* per item
-    decision: CacheDecision
-    fill_mode: Mode  # the re-selection's fill mode, or "append"
-
-
-def assemble_cache_aware(req: Request, reserved: Reserved, ranked: Ranked) -> Assembly:
-    """The stable part (appended to, compacted, or re-selected cold), then the
-    recall block, then their order (see the module docstring)."""
-    options = req.cache_aware
-    assert options is not None
-    items = reserved.items
-    budget = req.budget_tokens
-    recall_budget = math.floor(options.recall_share * budget)
-    high = budget - recall_budget
-    low = math.floor(options.low_water * budget)
-    previous = req.previous_pack
-    eligible = reserved.outcome != O_QUARANTINED
-    protected = reserved.in_tail | reserved.anchored
-
-    outcome = reserved.outcome.copy()
-    stable: np.ndarray | None = None
-    action, why = "first", "no previous pack was given"
-    if previous is not None:
-        ttl = options.ttl_s
-        if ttl > 0 and previous.elapsed_s is not None and previous.elapsed_s >= ttl:
-            action = "cold"
-            why = f"{previous.elapsed_s:g} s since the previous pack >= ttl_s {ttl:g}"
-        else:
-            stable, action, why = _append(req, reserved, previous, eligible, protected, high)
-    fill_mode: Mode = "append"
-    if stable is None:
-        stable, fill_mode = _reselect(req, reserved, ranked, high, low, outcome)
-    else:
-        in_previous = np.zeros(len(items), dtype=bool)
-        in_previous[previous.positions] = True  # type: ignore[union-attr]
-        chosen = np.zeros(len(items), dtype=bool)
-        chosen[stable] = True
-        evictable = np.zeros(len(items), dtype=bool)
-        evictable[reserved.evictable] = True
-        outcome[evictable & chosen & in_previous] = O_KEPT
-        outcome[evictable & chosen & ~in_previous] = O_APPENDED
-        outcome[evictable & ~chosen] = O_APPEND_ONLY
-
-    # the recall room, less any overrun of the stable part (a tail above H)
-    stable_tokens = int(items.tokens[stable].sum())
-    room = min(recall_budget, budget - stable_tokens)
-    recall = _recall_block(req, reserved, ranked, stable, room)
-    outcome[recall] = O_RECALL
-    placement = np.zeros(len(items), dtype=np.int8)
-    placement[stable] = P_STABLE
-    placement[recall] = P_RECALL
-    order = np.concatenate([recall, stable] if options.placement == "first" else [stable, recall])
-    kept = 0
-    if previous is not None:
-        for a, b in zip(previous.positions.tolist(), order.tolist(), strict=False):
-            if a != b:
-                break
-            kept += 1
-    decision = CacheDecision(
-        action=action,
-        why=why,
-        high_water_tokens=high,
-        low_water_tokens=low,
-        recall_budget_tokens=recall_budget,
-        stable_tokens=stable_tokens,
-        recall_tokens=int(items.tokens[recall].sum()),
-        previous_items=None if previous is None else len(previous.positions),
-        kept_prefix_items=kept,
-    )
-    for shared in (order, placement):
-        shared.flags.writeable = False
-    return Assembly(outcome, order, placement, decision, fill_mode)
-
-
-def _append(
-    req: Request,
-    reserved: Reserved,
-    previous: PreviousPack,
-    eligible: np.ndarray,
-    protected: np.ndarray,
-    high: int,
-) -> tuple[np.ndarray | None, str, str]:
-    """The previous pack (less any item now excluded by trust) with what arrived
-    since appended in ordinal order, or None (compaction) when it would not fit."""
-    items = reserved.items
-    prev = previous.positions
-    kept = prev[eligible[prev]]
-    newest = int(items.ordinals[prev].max()) if len(prev) else None
-    arrived = eligible.copy()
-    arrived[prev] = False
-    if newest is not None:
-        arrived &= (items.ordinals > newest) | protected
-    stable = np.concatenate([kept, np.flatnonzero(arrived)]).astype(np.int64)
-    tokens = int(items.tokens[stable].sum())
-    if tokens > high:
-        return None, "compact", f"appending would need {tokens} tokens > high-water {high}"
-    if req.max_items is not None and len(stable) > req.max_items:
-        return None, "compact", f"appending would hold {len(stable)} items > max_items"
-    if req.category_caps:
-        caps = CategoryCaps(req.category_caps, [])
-        for i in stable.tolist():
-            if not caps.take(items.categories[i]):
-                category = items.categories[i]
-                return None, "compact", f"appending would exceed the cap of category {category!r}"
-    dropped = len(prev) - len(kept)
-    why = f"kept the previous pack's {len(kept)} items and appended {len(stable) - len(kept)}"
-    if dropped:
-        why += f" ({dropped} excluded by the trust policy since)"
-    return stable, "append", why
-
-
-def _reselect(
-    req: Request,
-    reserved: Reserved,
-    ranked: Ranked,
-    high: int,
-    low: int,
-    outcome: np.ndarray,
-) -> tuple[np.ndarray, Mode]:
-    """The strategy's selection for the stable part: everything when it all fits
-    under the high-water mark, else a fill down to the low-water mark. Writes
-    the candidates' outcomes; returns the kept positions in ordinal order."""
-    candidates = reserved.candidates
-    protected_tokens = reserved.tail_tokens + reserved.anchor_tokens
-    slots = reserved.evictable_slots
-    if fits_whole(
-        candidates.tokens, candidates.categories, high - protected_tokens, slots, reserved.caps(req)
-    ):
-        mode: Mode = "full-fit"
-    else:
-        scores = ranked.ranking.scores
-        mode = "chronological" if scores is None else "ranked"
-        outcome[reserved.evictable] = fill(
-            ranked.order,
-            candidates.tokens,
-            candidates.categories,
-            max(0, low - protected_tokens),
-            slots,
-            reserved.caps(req),
-            stop_at_misfit=scores is None,
-            walk_sums=ranked.walk_sums,
+def check_previous_pack(options: CacheAware, previous: PreviousPack) -> None:
+    """A previous pack that the options can read: its recall block given apart
+    only when it is not carried forward, and with its age when the refresh
+    policy counts steps."""
+    if previous.recall is not None and options.carry_recall:
+        raise InputError(
+            "/previous_pack/recall_refs",
+            "with carry_recall (the default) the recall block is part of record_refs: give "
+            "cache_aware.carry_recall false, or drop recall_refs",
         )
-    kept = (outcome == O_INCLUDED) | reserved.in_tail | reserved.anchored
-    kept &= outcome != O_QUARANTINED
-    return np.flatnonzero(kept).astype(np.int64), mode
-
-
-def _recall_block(
-    req: Request, reserved: Reserved, ranked: Ranked, stable: np.ndarray, room: int
-) -> np.ndarray:
-    """Positions of the recall block, in rank order: the strategy's first
-    ``recall_depth`` candidates that the stable part lacks, each while it fits
-    (skip-not-stop), within max_items and the category caps."""
-    options = req.cache_aware
-    assert options is not None
-    if room <= 0:
-        return np.zeros(0, dtype=np.int64)
-    items = reserved.items
-    held = np.zeros(len(items), dtype=bool)
-    held[stable] = True
-    slots = None if req.max_items is None else req.max_items - len(stable)
-    caps = CategoryCaps(req.category_caps, [items.categories[i] for i in stable.tolist()])
-    out: list[int] = []
-    for i in reserved.evictable[ranked.order[: options.recall_depth]].tolist():
-        if slots is not None and len(out) >= slots:
-            break
-        cost = int(items.tokens[i])
-        if held[i] or cost > room:
-            continue
-        if caps.active and not caps.take(items.categories[i]):
-            continue
-        out.append(i)
-        room -= cost
-    return np.array(out, dtype=np.int64)
+    if (
+        previous.recall is not None
+        and previous.recall_age is None
+        and options.recall_refresh == "every"
+    ):
+        raise InputError(
+            "/previous_pack",
+            "missing field 'recall_age': recall_refresh=every counts the steps since the recall "
+            "block was recomputed",
+        )

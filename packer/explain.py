@@ -178,6 +178,11 @@ def _summary(result: PackResult) -> list[str]:
         notes.append(f"fallback: {result.ranking.fallback}")
     if result.cache is not None:
         notes.append(f"cache-aware: {result.cache.action} ({result.cache.why})")
+        if req.cache_aware is not None and req.cache_aware.extended:
+            breakpoints = ", ".join(map(str, result.cache.breakpoints)) or "none"
+            notes.append(
+                f"recall block: {result.cache.recall_why}   breakpoints after items {breakpoints}"
+            )
     if req.prompt:
         notes.append(f"prompt: {_clean(req.prompt, 100)}")
     return lines + notes

@@ -36,7 +36,7 @@ class PackSpec:
         params = {
             k: v for k, v in self.cache.params().items() if not only_changed or v != defaults[k]
         }
-        body = ",".join(f"{k}={_fmt(v)}" for k, v in params.items())
+        body = ",".join(f"{k}={_option_text(v)}" for k, v in params.items())
         return f"+{CACHE_PART}({body})" if body else f"+{CACHE_PART}"
 
     def spec_string(self) -> str:
@@ -54,6 +54,11 @@ class PackSpec:
         if self.cache is not None:
             out["cache_aware"] = self.cache.to_json()
         return out
+
+
+def _option_text(value: Any) -> str:
+    """An option's canonical text: booleans as JSON writes them, so they parse back."""
+    return ("true" if value else "false") if isinstance(value, bool) else _fmt(value)
 
 
 def _split(text: str) -> list[str]:

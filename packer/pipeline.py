@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .cacheaware import assemble_cache_aware
+from .cacheassembly import assemble_cache_aware
 from .model import QUARANTINED, Items
 from .policy import PolicyDecision
 from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 
+from .cacheassembly import trace_section
 from .cacheaware import PLACEMENT_NAMES
 from .jsonio import canonical, json_floats, mark_floats
 from .model import IMPORTANCE, KINDS, MESSAGE, ROLES, TRUST, UNKNOWN_TRUST
@@ -146,7 +147,7 @@ def _in_previous(result: PackResult) -> np.ndarray | None:
     if previous is None or result.cache is None:
         return None
     held = np.zeros(len(result.items), dtype=bool)
-    held[previous.positions] = True
+    held[previous.held()] = True  # its recall block too, when given apart
     return held
 
 
@@ -363,7 +364,7 @@ def trace(
         },
     }
     if result.cache is not None:
-        out["cache_aware"] = _cache_section(result)
+        out["cache_aware"] = trace_section(result)
     if result.policy is not None and result.policy.extensions:
         # a policy's receipts, floats rounded as every float of the trace
         out["extensions"] = mark_floats(canonical(dict(result.policy.extensions)))
@@ -379,30 +380,6 @@ def _place(result: PackResult, candidates: list[dict[str, Any]]) -> None:
     for i, entry in enumerate(candidates):
         entry["placement"] = PLACEMENT_NAMES[names[i]]
         entry["position"] = positions.get(i)
-
-
-def _cache_section(result: PackResult) -> dict[str, Any]:
-    req = result.request
-    decision = result.cache
-    assert decision is not None and req.cache_aware is not None
-    previous = req.previous_pack
-    section: dict[str, Any] = mark_floats(  # its floats are written as given (not rounded)
-        {
-            "options": req.cache_aware.to_json(),
-            "action": decision.action,
-            "why": decision.why,
-            "previous_pack": None
-            if previous is None
-            else {"items": decision.previous_items, "elapsed_s": previous.elapsed_s},
-            "kept_prefix_items": decision.kept_prefix_items,
-            "high_water_tokens": decision.high_water_tokens,
-            "low_water_tokens": decision.low_water_tokens,
-            "recall_budget_tokens": decision.recall_budget_tokens,
-            "stable_tokens": decision.stable_tokens,
-            "recall_tokens": decision.recall_tokens,
-        }
-    )
-    return section
 
 
 def render(

@@ -16,7 +16,13 @@ from typing import Any, Final
 
 import numpy as np
 
-from .cacheaware import CacheAware, PreviousPack, parse_cache_aware, parse_previous_pack
+from .cacheaware import (
+    CacheAware,
+    PreviousPack,
+    check_previous_pack,
+    parse_cache_aware,
+    parse_previous_pack,
+)
 from .checks import (
     INT64_MAX,
     MISSING,
@@ -294,6 +300,8 @@ def _parse_request(obj: Any, parsed: Items | None = None) -> Request:
             "a previous pack is only read by cache-aware packing: give cache_aware too "
             "(or drop previous_pack)",
         )
+    if previous is not None and cache_aware is not None:
+        check_previous_pack(cache_aware, previous)
 
     current_turn = req.get("current_turn")
     if current_turn is None:

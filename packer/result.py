@@ -23,7 +23,7 @@ from .request import Request
 from .strategies import Ranking
 
 if TYPE_CHECKING:
-    from .cacheaware import CacheDecision
+    from .cacheassembly import CacheDecision
     from .policy import PolicyOutcome
 
 __all__ = ["PACKED", "Mode", "PackResult", "cyclic_gc_paused"]

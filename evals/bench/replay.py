@@ -88,7 +88,7 @@ def measure_locomo_grid() -> dict[str, Any] | None:
         )
         size = (root / "cells" / "results.jsonl").stat().st_size
         log("the cache-aware target, from the eval's run")
-        cache_aware = measure_cache_aware(run_dir)
+        cache_aware = measure_cache_aware(run_dir, config.suites)
     pricings = records * len(config.cache_profiles) * len(config.static_prefix_tokens)
     return {
         "conversations": len(scenarios),

@@ -65,8 +65,10 @@ _TABLE: Final[dict[str, tuple[Better, bool]]] = {
     # per replay chain
     "cache_hit_rate": (1, True),
     "relative_cost": (-1, False),  # a multiple of the input price: writes can push it above 1
-    "input_cost": (-1, False),
+    "input_cost": (-1, False),  # every request: conversation steps and probes
     "input_tokens": (-1, False),
+    "conversation_cost": (-1, False),
+    "probe_cost": (-1, False),
     "prefix_breaks": (-1, False),
     "break_share": (-1, True),
     "first_break": (1, False),  # a later first break keeps the cache longer

@@ -22,8 +22,8 @@ from typing import Any
 from packproof.evals.report import md
 from packproof.evals.report.failures import LISTED, describe
 from packproof.evals.report.frame import tag_column
+from packproof.evals.report.markdown_cache import cache_section
 from packproof.evals.report.model import PAIRED, ReportContext
-from packproof.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
 from packproof.evals.report.status import (
     CLASS_NAMES,
     TURNS_LISTED,
@@ -58,78 +58,9 @@ __all__ = ["render_markdown"]
 _fmt = fmt_stat
 
 
-def _text(value: object) -> str:
-    """Free text (a dash for none)."""
-    return md.text(str(value)) if value not in (None, "") else "–"
-
-
 def _code(value: object) -> str:
     """A value from the data as code, outside a table."""
     return md.code(str(value))
-
-
-def _cell(value: object) -> str:
-    """A value from the data as code, in a table cell."""
-    return md.code(str(value), cell=True)
-
-
-def _cache_section(replay: Mapping[str, Any]) -> list[str]:
-    """Per profile, static prefix and budget: the answer in words, the table of
-    every spec, and the cheapest spec within 90% of the best probe recall."""
-    lines = [
-        "## Prompt-cache economics",
-        "",
-        "Replays: each conversation played forward, every step packed and priced under "
-        "each provider's prompt cache (input cost in input-token units, 1 = one uncached "
-        "token; relative cost = cost / input tokens, 1.0 = no caching). Probe recall is the "
-        "evidence recall of questions asked of the state reached. First break: the step "
-        "(0-based) of a conversation's first prefix break; diverges at: the tokens of the "
-        "previous pack kept before a break.",
-        "",
-    ]
-    if not replay["profiles"]:
-        return [*lines, "No cache profile was priced in this run.", ""]
-    lines += [
-        "| profile | mode | read | write | min tokens | granularity | ttl s | source | date |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, p in replay["profiles"].items():
-        lines.append(
-            f"| {_cell(name)} | {_text(p['mode'])} | {p['read']:g} | {p['write']:g} "
-            f"| {p['min_tokens']} | {_text(p['granularity'])} | {p['ttl_s']:g} "
-            f"| {_text(p['source'])} | {_text(p['date'])} |"
-        )
-    several = len(replay["static_prefix_tokens"]) > 1
-    for f in replay["frontiers"]:
-        where = (f["profile"], f["static_prefix_tokens"], str(f["budget"]))
-        rows = [
-            g
-            for g in replay["groups"]
-            if (g["profile"], g["static_prefix_tokens"], str(g["budget"])) == where
-        ]
-        pareto = {p["spec"]: p["pareto"] for p in f["points"]}
-        lines += [
-            "",
-            f"### {md.text(frontier_title(f, several))}",
-            "",
-            md.text(frontier_sentence(f)),
-            "",
-            "| strategy | probe recall | hit rate | relative cost | input cost | prefix breaks "
-            "| first break (step) | diverges at (tokens) | Pareto |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {_cell(g['label'])} | {_fmt(g['probe_recall'])} | {_fmt(g['cache_hit_rate'])} "
-            f"| {_fmt(g['relative_cost'])} | {_fmt(g['input_cost'], 0)} "
-            f"| {_fmt(g['prefix_breaks'], 2)} | {_fmt(g['first_break'], 1)} "
-            f"| {_fmt(g['divergence_tokens'], 0)} "
-            f"| {'yes' if pareto.get(g['spec']) else '–'} |"
-            for g in rows
-        ]
-        line = choice_sentence(f)
-        if line:
-            lines += ["", md.text(line)]
-    return [*lines, ""]
 
 
 def _value(column: Column, group: Mapping[str, Any]) -> str:
@@ -152,7 +83,7 @@ def _table(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]]) -> list
         cells = [
             f"**{_value(c, g)}**" if i in best[k] else _value(c, g) for k, c in enumerate(columns)
         ]
-        lines.append(f"| {_cell(g['label'])} | " + " | ".join(cells) + " |")
+        lines.append(f"| {md.cell(g['label'])} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -185,8 +116,8 @@ def _paired(summary: Mapping[str, Any], budget: Any, metrics: Sequence[str]) -> 
     for p in rows:
         c = p.get("cluster")
         lines.append(
-            f"| {_cell(p['label'])} | {_cell(p['against_label'])} ({_text(p['why'])}) | "
-            f"{_text(metric_name(p['metric']))} | {_fmt(p)} | {p['p_value']:.3g} | "
+            f"| {md.cell(p['label'])} | {md.cell(p['against_label'])} ({md.or_dash(p['why'])}) | "
+            f"{md.or_dash(metric_name(p['metric']))} | {_fmt(p)} | {p['p_value']:.3g} | "
             f"{_fmt(c) if c else '–'} | {fmt_p(c)} "
             f"| {p['n']} | {c['clusters'] if c else '–'} |"
         )
@@ -204,21 +135,21 @@ def _by_tag(summary: Mapping[str, Any]) -> list[str]:
         if not tags:
             continue
         name = tag_column(prefix) if prefix else "tag"
-        lines += [f"## Evidence recall by {_text(name)}", ""]
+        lines += [f"## Evidence recall by {md.or_dash(name)}", ""]
         for budget in summary["budgets"]:
             here = [b for b in rows if str(b["budget"]) == str(budget) and b["tag"] in tags]
             if not here:
                 continue
             lines += [
-                f"### {_text(budget_title(budget))}",
+                f"### {md.or_dash(budget_title(budget))}",
                 "",
-                "| strategy | " + " | ".join(_text(t[len(prefix) :]) for t in tags) + " |",
+                "| strategy | " + " | ".join(md.or_dash(t[len(prefix) :]) for t in tags) + " |",
                 "|---|" + "---|" * len(tags),
             ]
             for s in summary["strategies"]:
                 cell = {b["tag"]: b for b in here if b["spec"] == s["spec"]}
                 lines.append(
-                    f"| {_cell(s['label'])} | "
+                    f"| {md.cell(s['label'])} | "
                     + " | ".join(
                         f"{_fmt(tag_recall(cell[t]))} (n={cell[t]['cells']})" if t in cell else "–"
                         for t in tags
@@ -240,7 +171,7 @@ def failures_section(summary: Mapping[str, Any]) -> list[str]:
     lines = [f"## Failures: {tally['cells']}", ""]
     if tally["cells"]:
         lines += [
-            f"{_text(describe(tally))}; junit.xml has the same {tally['cells']} failed cases.",
+            f"{md.or_dash(describe(tally))}; junit.xml has the same {tally['cells']} failed cases.",
             "",
         ]
     elif not judged:
@@ -256,7 +187,7 @@ def failures_section(summary: Mapping[str, Any]) -> list[str]:
         ]
     lines += _failing_scenarios(tally.get("scenarios", []))
     listed = tally.get("listed", [])
-    lines += [f"- {_code(f['key'])}: {_text('; '.join(f['problems']))}" for f in listed]
+    lines += [f"- {_code(f['key'])}: {md.or_dash('; '.join(f['problems']))}" for f in listed]
     if len(listed) < tally["cells"] - tally["expectations"]:
         lines.append("- ... (summary.json lists the first ones)")
     return lines
@@ -274,8 +205,8 @@ def _failing_scenarios(entries: Sequence[Mapping[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| ✗ FAILED | {_cell(e['scenario'])} | {_cell(e['label'])} "
-        f"| {budget_name(str(e['budget']), _cell)} | {CLASS_NAMES[e['class']]} "
+        f"| ✗ FAILED | {md.cell(e['scenario'])} | {md.cell(e['label'])} "
+        f"| {budget_name(str(e['budget']), md.cell)} | {CLASS_NAMES[e['class']]} "
         f"| {turn_numbers(e['turns'], TURNS_LISTED)} |"
         for e in entries[:LISTED]
     ]
@@ -287,7 +218,7 @@ def _failing_scenarios(entries: Sequence[Mapping[str, Any]]) -> list[str]:
 def _status(summary: Mapping[str, Any]) -> list[str]:
     """PASSED or FAILED with the failing cells by class, and where they failed."""
     status = word(summary)
-    lines = [f"**{status}**: {_text(headline(summary))}.", ""]
+    lines = [f"**{status}**: {md.or_dash(headline(summary))}.", ""]
     places = where(summary, _code)
     if places:
         lines += [*(f"- ✗ {line}" for line in places), ""]
@@ -302,9 +233,9 @@ def _provenance(summary: Mapping[str, Any]) -> list[str]:
     lines = [
         "## Provenance",
         "",
-        f"- run {_code(m.get('run_id', '?'))}; packproof {_text(m['packproof_version'])}, "
-        f"commit {_code(m['git_commit'] or '?')}; Python {_text(m.get('python', '?'))} on "
-        f"{_text(m.get('platform', '?'))}",
+        f"- run {_code(m.get('run_id', '?'))}; packproof {md.or_dash(m['packproof_version'])}, "
+        f"commit {_code(m['git_commit'] or '?')}; Python {md.or_dash(m.get('python', '?'))} on "
+        f"{md.or_dash(m.get('platform', '?'))}",
         f"- config {_code(config.get('file', '?'))} (sha256 {_code(config.get('sha256', '?'))})",
         f"- baseline {_code(labels[summary['baseline']])}",
     ]
@@ -313,7 +244,7 @@ def _provenance(summary: Mapping[str, Any]) -> list[str]:
         for x in m["suites"]
     ]
     lines += ["", "| strategy | canonical spec |", "|---|---|"]
-    lines += [f"| {_cell(s['label'])} | {_cell(spec_text(s))} |" for s in summary["strategies"]]
+    lines += [f"| {md.cell(s['label'])} | {md.cell(spec_text(s))} |" for s in summary["strategies"]]
     return [*lines, ""]
 
 
@@ -323,7 +254,7 @@ def render_markdown(ctx: ReportContext) -> str:
     m = summary["manifest"]
     invariant = summary.get("budget_invariant", [])
     lines = [
-        f"# {word(summary)} · packproof eval: {_text(m['name'])}",
+        f"# {word(summary)} · packproof eval: {md.or_dash(m['name'])}",
         "",
         *_status(summary),
         f"{summary['cells']} cells: {len(summary['strategies'])} strategies, "
@@ -337,7 +268,7 @@ def render_markdown(ctx: ReportContext) -> str:
     lines += [
         "| " + " | ".join(VERDICT_HEAD) + " |",
         "|---" * len(VERDICT_HEAD) + "|",
-        *("| " + " | ".join(verdict_row(v, _cell)) + " |" for v in verdicts),
+        *("| " + " | ".join(verdict_row(v, md.cell)) + " |" for v in verdicts),
         "",
         verdict_note(verdicts),
         "",
@@ -348,7 +279,7 @@ def render_markdown(ctx: ReportContext) -> str:
     columns = budget_columns(summary)
     for budget in summary["budgets"]:
         rows = [g for g in summary["groups"] if str(g["budget"]) == str(budget)]
-        lines += [f"## {_text(budget_title(budget).capitalize())}", "", *_table(columns, rows)]
+        lines += [f"## {md.or_dash(budget_title(budget).capitalize())}", "", *_table(columns, rows)]
         oracle = next(
             (g["metrics"]["oracle_recall"] for g in rows if g["metrics"]["oracle_recall"]), None
         )
@@ -376,7 +307,7 @@ def render_markdown(ctx: ReportContext) -> str:
             "",
         ]
     if summary.get("replay"):
-        lines += _cache_section(summary["replay"])
+        lines += cache_section(summary["replay"])
     lines += _by_tag(summary)
     lines += [
         "## Latency (per cell; differs run to run)",
@@ -385,10 +316,10 @@ def render_markdown(ctx: ReportContext) -> str:
         "|---|---|---|",
     ]
     for label, lat in summary["run"]["latency"].items():
-        lines.append(f"| {_cell(label)} | {lat['p50_ms']:.3f} | {lat['p95_ms']:.3f} |")
+        lines.append(f"| {md.cell(label)} | {lat['p50_ms']:.3f} | {lat['p95_ms']:.3f} |")
     lines += ["", *failures_section(summary)]
     fails = summary["expectation_failures"]
-    lines += [f"- {_code(f['key'])}: {_text('; '.join(f['failures']))}" for f in fails[:50]]
+    lines += [f"- {_code(f['key'])}: {md.or_dash('; '.join(f['failures']))}" for f in fails[:50]]
     if len(fails) > 50:
         lines.append(f"- ... and {len(fails) - 50} more (summary.json lists all)")
     lines += ["", *_provenance(summary)]

@@ -31,7 +31,7 @@ from typing import Final
 
 from packproof.packer.explain import visible
 
-__all__ = ["code", "text"]
+__all__ = ["cell", "code", "or_dash", "text"]
 
 # Backslash-escaped wherever they are: the escape character itself, code spans
 # and fences, emphasis and strikethrough, link and image brackets, headings (a
@@ -95,3 +95,13 @@ def code(value: str, *, cell: bool = False) -> str:
     pad = " " if longest or lost else ""
     span = f"{fence}{pad}{content}{pad}{fence}"
     return span.replace("|", "\\|") if cell else span
+
+
+def or_dash(value: object) -> str:
+    """Free text from the data, or a dash for none (None or empty)."""
+    return text(str(value)) if value not in (None, "") else "–"
+
+
+def cell(value: object) -> str:
+    """A value from the data as code, in a table cell."""
+    return code(str(value), cell=True)

@@ -4,15 +4,22 @@ A replay plays a conversation forward step by step. Its records carry, besides
 the cell metrics, ``probe``, ``prefix_break``, ``kept_prefix_tokens`` and
 ``cache``: per profile name and static prefix (a decimal string), the step's
 ``cached``, ``written`` and ``uncached`` tokens and its ``cost`` in input-token
-units (REFERENCE.md section 5, "The cache model, exactly"). A **chain** is the
-non-probe records of one (suite, scenario, spec, budget) in turn order; the
-**probes** are that key's probe records (priced from the cache state reached,
-their writes discarded, so they are not part of the conversation's cost).
+units (REFERENCE.md section 5, "The cache model, exactly"); a cache-aware
+chain's records also carry ``cache_placements``, the same figures under each
+breakpoint placement a caller would choose (evals/run/replay.py). A **chain**
+is the records of one (suite, scenario, spec, budget) in turn order: its
+conversation **steps** and its **probes** (each priced from the cache state
+reached, its writes discarded). Every request counts: a chain's cost is its
+steps' and its probes' (a policy that recalls only on probes would otherwise
+look free).
 
-Per chain, with N = cached + written + uncached of a step:
+Per chain, with N = cached + written + uncached of a request, over every
+request (steps and probes):
 
 - ``cache_hit_rate`` = Σ cached / Σ N; ``relative_cost`` = Σ cost / Σ N (the
   cost relative to no caching); ``input_cost`` = Σ cost; ``input_tokens`` = Σ N;
+  the split: ``conversation_cost`` (Σ cost of the steps) and ``probe_cost``
+  (of the probes), which add up to ``input_cost``;
 - ``prefix_breaks``: steps that are breaks; ``break_share`` = breaks / (steps - 1);
 - ``first_break``: the position of the first break among the chain's steps
   (0-based, probes not counted, as ``packproof cache simulate`` reports it);
@@ -25,21 +32,25 @@ A group (spec, budget, profile, static prefix) holds the mean and bootstrap
 interval of each over its chains (a chain where a value is undefined is left
 out), and over its probes: ``probe_recall`` (evidence recall of the probes with
 gold evidence), ``probe_hit_rate`` (cached / N) and ``probe_relative_cost``
-(cost / N), each per probe.
+(cost / N), each per probe. Its ``placements`` hold the mean input cost (and
+interval) under ``default`` (the profile's breakpoints: the figures above) and
+each placement priced, and ``cheapest_placement`` the lowest of them (ties to
+the default, then ``static+stable+end``); both None for a spec whose packs
+suggest no breakpoints or a profile in ``prefix`` mode.
 
 A **frontier** (profile, static prefix, budget) has one point per spec with
-both a probe recall and an input cost: x the mean conversation input cost, y
-the mean probe recall. A point is on the Pareto frontier unless another point
-costs no more and recalls no less, and differs in one of the two; points equal
-in both are all on it. The choice, ``cheapest_within_90``, is the point of
-lowest input cost among those whose recall is at least 0.9 x the best recall
-(maf-cachebench's rule, REFERENCE.md section 5); at equal cost the higher
-recall wins, and at equal cost and recall the spec first in config order.
-``best`` (highest recall; ties to the cheaper, then config order) and
-``cheapest`` (lowest cost; ties to the higher recall, then config order) are
-what the report's sentence compares the choice with. Every comparison is made
-on the rounded figures that ``summary.json`` shows, so a reader can check it
-from the file.
+both a probe recall and an input cost: x the mean input cost of a conversation
+(every request, under the default placement), y the mean probe recall. A point
+is on the Pareto frontier unless another point costs no more and recalls no
+less, and differs in one of the two; points equal in both are all on it. The
+choice, ``cheapest_within_90``, is the point of lowest input cost among those
+whose recall is at least 0.9 x the best recall (maf-cachebench's rule,
+REFERENCE.md section 5); at equal cost the higher recall wins, and at equal
+cost and recall the spec first in config order. ``best`` (highest recall; ties
+to the cheaper, then config order) and ``cheapest`` (lowest cost; ties to the
+higher recall, then config order) are what the report's sentence compares the
+choice with. Every comparison is made on the rounded figures that
+``summary.json`` shows, so a reader can check it from the file.
 """
 
 from __future__ import annotations
@@ -51,28 +62,27 @@ from typing import Any, Final
 import numpy as np
 
 from packproof.evals.metrics.cache.model import Profile
+from packproof.evals.report.frontier import build_frontier
+from packproof.evals.run.replay import PLACEMENTS
 from packproof.packer.jsonio import significant
 
 __all__ = [
     "CHAIN_STATS",
+    "DEFAULT_PLACEMENT",
+    "PLACEMENT_ORDER",
     "PROBE_STATS",
-    "WITHIN",
-    "build_frontier",
     "build_replay",
-    "choice_sentence",
-    "frontier_sentence",
-    "frontier_title",
-    "pareto",
+    "cheapest_placement",
 ]
 
-WITHIN: Final = 0.9  # the choice's recall is at least this share of the best recall
-_SLACK: Final = 1e-12  # 0.9 * best in floating point may land a hair above the recall
 # Per-chain values, in the order the group lists them.
 CHAIN_STATS: Final = (
     "cache_hit_rate",
     "relative_cost",
     "input_cost",
     "input_tokens",
+    "conversation_cost",
+    "probe_cost",
     "prefix_breaks",
     "break_share",
     "first_break",
@@ -81,7 +91,18 @@ CHAIN_STATS: Final = (
     "prefix_stability_tokens",
 )
 PROBE_STATS: Final = ("probe_recall", "probe_hit_rate", "probe_relative_cost")
-_COSTS: Final = ("cache_hit_rate", "relative_cost", "input_cost", "input_tokens")
+_COSTS: Final = (
+    "cache_hit_rate",
+    "relative_cost",
+    "input_cost",
+    "input_tokens",
+    "conversation_cost",
+    "probe_cost",
+)
+# The default placement (the profile's breakpoints), then those a caller would
+# choose (evals/run/replay.py); a group's cheapest is the first of the lowest.
+DEFAULT_PLACEMENT: Final = "default"
+PLACEMENT_ORDER: Final = (DEFAULT_PLACEMENT, *PLACEMENTS)
 
 Stat = Callable[[np.ndarray], dict[str, Any] | None]
 
@@ -92,11 +113,15 @@ def _mean(values: Sequence[float]) -> float | None:
 
 class _Chain:
     """One chain's values: those of the policy alone, computed once, and its cost
-    sums per (profile, static prefix), from one pass over its steps."""
+    sums per (profile, static prefix), from one pass over its requests: the
+    conversation steps and the probes asked along it. Under each placement a
+    caller would choose (records' ``cache_placements``), its input cost too."""
 
-    def __init__(self, steps: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self, steps: Sequence[Mapping[str, Any]], probes: Sequence[Mapping[str, Any]]
+    ) -> None:
         breaks = [i for i, s in enumerate(steps) if s.get("prefix_break")]
-        self.steps = len(steps)
+        self.steps, self.requests = len(steps), len(steps) + len(probes)
         self.base: dict[str, Any] = {
             "prefix_breaks": len(breaks),
             "break_share": len(breaks) / (len(steps) - 1) if len(steps) > 1 else None,
@@ -106,34 +131,60 @@ class _Chain:
         for name in ("prefix_stability", "prefix_stability_tokens"):
             values = [s["metrics"][name] for s in steps if s["metrics"].get(name) is not None]
             self.base[name] = _mean(values)
-        # (profile, static) -> [steps priced, Σ cached, Σ N, costs in step order]
+        # (profile, static) -> [requests priced, Σ cached, Σ N, step costs, probe costs]
         self.sums: dict[tuple[str, str], list[Any]] = {}
-        for s in steps:
-            for profile, by_static in s.get("cache", {}).items():
+        # (placement, profile, static) -> [requests priced, costs]
+        self.placed: dict[tuple[str, str, str], list[Any]] = {}
+        for r in (*steps, *probes):
+            probe = bool(r.get("probe"))
+            for profile, by_static in r.get("cache", {}).items():
                 for static, f in by_static.items():
                     acc = self.sums.get((profile, static))
                     if acc is None:
-                        acc = self.sums[profile, static] = [0, 0, 0, []]
+                        acc = self.sums[profile, static] = [0, 0, 0, [], []]
                     acc[0] += 1
                     acc[1] += f["cached"]
                     acc[2] += f["cached"] + f["written"] + f["uncached"]
-                    acc[3].append(f["cost"])
+                    acc[4 if probe else 3].append(f["cost"])
+            for placement, by_profile in r.get("cache_placements", {}).items():
+                for profile, by_static in by_profile.items():
+                    for static, f in by_static.items():
+                        placed = self.placed.setdefault((placement, profile, static), [0, []])
+                        placed[0] += 1
+                        placed[1].append(f["cost"])
 
     def values(self, profile: str, static: int) -> dict[str, Any]:
         """The chain's values under one profile and static prefix: ``None`` where
-        undefined, and for the cost values when a step was not priced under them."""
+        undefined, and for the cost values when a request was not priced under them."""
         acc = self.sums.get((profile, str(static)))
-        if not self.steps or acc is None or acc[0] != self.steps:
+        if not self.steps or acc is None or acc[0] != self.requests:
             return {**self.base, **dict.fromkeys(_COSTS)}
-        _, cached, tokens, costs = acc
-        cost = float(sum(costs))
+        _, cached, tokens, step_costs, probe_costs = acc
+        conversation, probes = float(sum(step_costs)), float(sum(probe_costs))
+        cost = conversation + probes
         return {
             **self.base,
             "cache_hit_rate": cached / tokens if tokens else None,
             "relative_cost": cost / tokens if tokens else None,
             "input_cost": cost,
             "input_tokens": tokens,
+            "conversation_cost": conversation,
+            "probe_cost": probes,
         }
+
+    def placement_costs(self, profile: str, static: int) -> dict[str, float] | None:
+        """The chain's input cost (every request) under the default placement and
+        each placement priced on every request for this profile and static
+        prefix; None when the default is undefined."""
+        default = self.values(profile, static)["input_cost"]
+        if default is None:
+            return None
+        out = {DEFAULT_PLACEMENT: default}
+        for placement in PLACEMENTS:
+            acc = self.placed.get((placement, profile, str(static)))
+            if acc is not None and acc[0] == self.requests:
+                out[placement] = float(sum(acc[1]))
+        return out
 
 
 def _probe_values(probes: Sequence[Mapping[str, Any]]) -> dict[Any, list[float]]:
@@ -157,80 +208,14 @@ def _probe_values(probes: Sequence[Mapping[str, Any]]) -> dict[Any, list[float]]
     return out
 
 
-def pareto(points: Sequence[Mapping[str, Any]]) -> list[bool]:
-    """For each point (``input_cost``, ``recall``): is it on the Pareto frontier
-    (lower cost and higher recall are better)? A point is off it when another
-    costs no more, recalls no less and differs in one of the two; equal points
-    are all on it, whichever comes first."""
-    return [
-        not any(
-            q["input_cost"] <= p["input_cost"]
-            and q["recall"] >= p["recall"]
-            and (q["input_cost"], q["recall"]) != (p["input_cost"], p["recall"])
-            for q in points
-        )
-        for p in points
-    ]
-
-
-def build_frontier(
-    groups: Sequence[Mapping[str, Any]], profile: str, static: int, budget: Any
-) -> dict[str, Any]:
-    """One frontier from its (rounded) groups, in spec order."""
-    points = [
-        {
-            "spec": g["spec"],
-            "label": g["label"],
-            "input_cost": g["input_cost"]["mean"],
-            "recall": g["probe_recall"]["mean"],
-            "cache_hit_rate": g["cache_hit_rate"]["mean"] if g["cache_hit_rate"] else None,
-        }
-        for g in groups
-        if g["input_cost"] and g["probe_recall"]
-    ]
-    for point, on in zip(points, pareto(points), strict=True):
-        point["pareto"] = on
-    out: dict[str, Any] = {
-        "profile": profile,
-        "static_prefix_tokens": static,
-        "budget": budget,
-        "points": points,
-        "best_recall": None,
-        "best": None,
-        "cheapest": None,
-        "cheapest_within_90": None,
-    }
-    if not points:
-        return out
-    order = {p["spec"]: i for i, p in enumerate(points)}
-    best_recall = max(p["recall"] for p in points)
-    cheapest = min(p["input_cost"] for p in points)
-    best = min(points, key=lambda p: (-p["recall"], p["input_cost"], order[p["spec"]]))
-    low = min(points, key=lambda p: (p["input_cost"], -p["recall"], order[p["spec"]]))
-    choice = min(
-        (p for p in points if p["recall"] >= WITHIN * best_recall - _SLACK),
-        key=lambda p: (p["input_cost"], -p["recall"], order[p["spec"]]),
-    )
-
-    def ratio(a: float, b: float) -> float | None:
-        return a / b if b else None
-
-    keep = ("spec", "label", "input_cost", "recall")
-    out["best_recall"] = best_recall
-    out["best"] = {
-        **{k: best[k] for k in keep},
-        "cost_vs_choice": ratio(best["input_cost"], choice["input_cost"]),
-    }
-    out["cheapest"] = {
-        **{k: low[k] for k in keep},
-        "cost_vs_choice": ratio(low["input_cost"], choice["input_cost"]),
-    }
-    out["cheapest_within_90"] = {
-        **{k: choice[k] for k in keep},
-        "threshold": WITHIN * best_recall,
-        "cost_vs_cheapest": ratio(choice["input_cost"], cheapest),
-    }
-    return out
+def cheapest_placement(placements: Mapping[str, Mapping[str, Any] | None]) -> str | None:
+    """The placement of lowest mean input cost (on the rounded figures; ties to
+    the first in :data:`PLACEMENT_ORDER`, the default first)."""
+    priced = [(p, stat["mean"]) for p, stat in placements.items() if stat is not None]
+    if not priced:
+        return None
+    order = {name: i for i, name in enumerate(PLACEMENT_ORDER)}
+    return min(priced, key=lambda pc: (pc[1], order.get(pc[0], len(order))))[0]
 
 
 def _memo(stats: Stat) -> Stat:
@@ -259,20 +244,24 @@ def build_replay(
 ) -> dict[str, Any] | None:
     """``summary["replay"]`` from the records in cell-key order (``None`` when
     no record is a replay step); ``stats`` is the report's mean and interval."""
-    chains: dict[tuple[str, str], dict[tuple[str, str], list[dict[str, Any]]]] = {}
+    # (spec, budget) -> (suite, scenario) -> (conversation steps, probes)
+    chains: dict[tuple[str, str], dict[tuple[str, str], tuple[list[Any], list[Any]]]] = {}
     probes: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in ordered:
         if "probe" not in r:
             continue
         key = (r["spec"], str(r["budget"]))
+        chain = chains.setdefault(key, {}).setdefault((r["suite"], r["scenario"]), ([], []))
+        chain[1 if r["probe"] else 0].append(r)
         if r["probe"]:
             probes.setdefault(key, []).append(r)
-        else:
-            chains.setdefault(key, {}).setdefault((r["suite"], r["scenario"]), []).append(r)
-    if not chains and not probes:
+    if not chains:
         return None
     stats = _memo(stats)  # many values (recall, breaks) repeat under every profile
-    parsed = {key: [_Chain(steps) for steps in by.values()] for key, by in chains.items()}
+    parsed = {
+        key: [_Chain(steps, asked) for steps, asked in by.values() if steps]
+        for key, by in chains.items()
+    }
     probed = {key: _probe_values(records) for key, records in probes.items()}
     groups: list[dict[str, Any]] = []
     frontiers: list[dict[str, Any]] = []
@@ -291,7 +280,7 @@ def build_replay(
                         "profile": profile,
                         "static_prefix_tokens": static,
                         "chains": len(per_chain),
-                        "steps": sum(len(s) for s in chains.get(key, {}).values()),
+                        "steps": sum(len(s) for s, _ in chains.get(key, {}).values()),
                         "probes": len(probes.get(key, [])),
                     }
                     for name in CHAIN_STATS:
@@ -302,7 +291,16 @@ def build_replay(
                             name if name == "probe_recall" else (name, profile, str(static)), []
                         )
                         group[name] = stats(np.array(values, dtype=np.float64))
-                    here.append(significant(group))
+                    group["placements"] = _placements(
+                        [c.placement_costs(profile, static) for c in parsed.get(key, [])], stats
+                    )
+                    group = significant(group)
+                    group["cheapest_placement"] = (
+                        None
+                        if group["placements"] is None
+                        else cheapest_placement(group["placements"])
+                    )
+                    here.append(group)
                 groups += here
                 frontiers.append(build_frontier(here, profile, static, budget))
     out: dict[str, Any] = significant(
@@ -316,73 +314,15 @@ def build_replay(
     return out
 
 
-def _units(value: float) -> str:
-    """An input cost in input-token units, as a reader wants it."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def frontier_title(frontier: Mapping[str, Any], several_prefixes: bool) -> str:
-    """``anthropic, budget 4096 tokens`` (with the static prefix when it varies)."""
-    budget = frontier["budget"]
-    where = "each scenario's own budget" if budget == "scenario" else f"budget {budget} tokens"
-    static = frontier["static_prefix_tokens"]
-    prefix = f", static prefix {static:,} tokens" if several_prefixes or static else ""
-    return f"{frontier['profile']}{prefix}, {where}"
-
-
-def frontier_sentence(frontier: Mapping[str, Any]) -> str:
-    """The answer in words: which spec is the cheapest within 90% of the best
-    probe recall, and what the best one (or, when that is the choice, the
-    cheapest one) costs against it for how much recall."""
-    budget = frontier["budget"]
-    where = "each scenario's own budget" if budget == "scenario" else f"{budget} tokens"
-    static = frontier["static_prefix_tokens"]
-    head = f"Under {frontier['profile']} at {where}"
-    if static:
-        head += f" behind a {static:,}-token static prefix"
-    choice, best = frontier["cheapest_within_90"], frontier["best"]
-    if choice is None:
-        return (
-            f"{head}, no spec has both a probe recall and a conversation cost "
-            "(no probe with gold evidence was priced)."
-        )
-    if best["spec"] != choice["spec"]:
-        said = (
-            f"{head}, {choice['label']} is the cheapest spec within 90% of the best probe "
-            f"recall (recall {choice['recall']:.2f}, {_units(choice['input_cost'])} "
-            "input-token units per conversation)"
-        )
-        other, role = best, "the best"
-    else:
-        said = (
-            f"{head}, {choice['label']} has the best probe recall ({choice['recall']:.2f}, "
-            f"{_units(choice['input_cost'])} input-token units per conversation) and no "
-            "cheaper spec comes within 90% of it"
-        )
-        other, role = frontier["cheapest"], "the cheapest"
-        if other["spec"] == choice["spec"]:
-            return said + ": it is also the cheapest."
-    times = other["cost_vs_choice"]
-    costs = (
-        f"costs {times:.2f}x as much"
-        if times is not None
-        else f"costs {_units(other['input_cost'] - choice['input_cost'])} units more"
-    )
-    gain = other["recall"] - choice["recall"]
-    return f"{said}; {other['label']}, {role}, {costs} for {gain:+.2f} recall."
-
-
-def choice_sentence(frontier: Mapping[str, Any]) -> str | None:
-    """The line under the table: the threshold and the choice's figures."""
-    choice = frontier["cheapest_within_90"]
-    if choice is None:
+def _placements(
+    per_chain: Sequence[Mapping[str, float] | None], stats: Stat
+) -> dict[str, Any] | None:
+    """A group's input cost under each placement, over its chains: a placement
+    counts only when every chain priced under the default was priced under it
+    too, so that the placements compare the same conversations (None when no
+    placement besides the default does)."""
+    priced = [c for c in per_chain if c is not None]  # (as input_cost counts them)
+    names = [p for p in PLACEMENT_ORDER if all(p in c for c in priced)]
+    if len(names) < 2:
         return None
-    vs = choice["cost_vs_cheapest"]
-    against = (
-        "" if vs is None else ", the cheapest spec" if vs == 1 else f", {vs:.2f}x the cheapest spec"
-    )
-    return (
-        f"Cheapest within 90% of the best probe recall ({frontier['best_recall']:.3f}; "
-        f"threshold {choice['threshold']:.3f}): {choice['label']}, recall "
-        f"{choice['recall']:.3f}, input cost {_units(choice['input_cost'])}{against}."
-    )
+    return {p: stats(np.array([c[p] for c in priced], dtype=np.float64)) for p in names}

@@ -257,7 +257,8 @@ def _costs(v: Mapping[str, Any], code: Callable[[str], str]) -> str:
             f" behind {prefix:,} static tokens" if prefix else ""
         )
         bits.append(
-            f"{_units(cost['input_cost']['mean'])} input per conversation {head} "
+            f"{_units(cost['input_cost']['mean'])} input per conversation (steps and probes) "
+            f"{head} "
             f"(relative cost {fmt_stat(cost.get('relative_cost'), 2)}, cache hit rate "
             f"{fmt_stat(cost.get('cache_hit_rate'), 2)})"
         )

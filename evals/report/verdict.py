@@ -4,7 +4,8 @@ at the cluster unit when the cells cluster), what it costs, and the cheapest
 spec within 90% of it.
 
 Cost is what the run measured: with replays, the input cost of a conversation
-under the first cache profile and static prefix (with the hit rate); without,
+(every request: its steps and its probes) under the first cache profile and
+static prefix (with the hit rate); without,
 the share of the pack the provider's prompt cache cannot reuse from one turn to
 the next (1 - prefix stability in tokens), when the run has conversations;
 otherwise the tokens packed per cell.

@@ -9,19 +9,26 @@ order. :func:`finish` reads the records of one task's turns in turn order and
   metrics: the share of the previous (non-probe) turn's pack, in items and in
   tokens, that this pack keeps as an unchanged prefix; None on a scenario's first
   turn, on probes, and on cells an external packer failed;
-- for a replay, adds ``t``, ``probe``, ``segments`` (the pack), ``prefix_break``,
+- for a replay, adds ``t``, ``probe``, ``breakpoints`` (the cache breakpoints a
+  cache-aware pack suggests, as item counts in pack order, from the runner's
+  ``_breakpoints``; None otherwise), ``segments`` (the pack), ``prefix_break``,
   ``kept_prefix_tokens``, ``question_tokens`` (probes) and ``cache``: per profile
   and static prefix size, the step's cached, written and uncached tokens and its
   cost. A step's prompt is the static prefix (one segment, omitted when 0) then
   the pack; a probe's prompt adds its question as one last segment. Each
   (spec, budget) is one chain, priced from an empty cache; a probe is priced
-  from the state reached and leaves it as it was (``price_chain``).
+  from the state reached and leaves it as it was (``price_chain``);
+- for a replay chain whose packs suggest breakpoints, adds ``cache_placements``:
+  per placement a caller would choose (:data:`PLACEMENTS`), then per profile
+  that takes a caller's breakpoints and static prefix size, the same figures
+  (docs/metrics.md, "Breakpoint placements"). ``cache`` stays the default
+  placement's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -34,7 +41,18 @@ from packproof.packer.jsonio import round_float
 from packproof.packer.model import Items
 from packproof.packer.tokens import count_tokens
 
-__all__ = ["QUESTION_ID", "STATIC_ID", "Chains", "finish", "previous_pack"]
+__all__ = [
+    "BREAKPOINTS",
+    "PLACEMENTS",
+    "QUESTION_ID",
+    "STATIC_ID",
+    "Chains",
+    "Link",
+    "finish",
+    "placed_profiles",
+    "placement_breakpoints",
+    "previous_pack",
+]
 
 # Segment ids of the static prefix and of a probe's question. Segment identity
 # only matters between prompts of one chain, where the static prefix is always
@@ -44,30 +62,53 @@ STATIC_ID: Final = "<static>"
 QUESTION_ID: Final = "<question>"
 PACK: Final = "_pack"  # the runner's private field: (id, tokens) in pack order
 
+BREAKPOINTS: Final = "_breakpoints"  # the runner's private field: the pack's suggestion
+
 Pack = Sequence[tuple[str, int]]
-# A replay's cache-aware chains: per (spec, budget), the last step's pack (ids in
-# pack order) and its time, fed to the chain's next request as its previous pack.
-Chains = dict[tuple[str, str], tuple[list[str], float | None]]
+# The breakpoints a caller would place, besides the profile's default (issue 28):
+# after the static prefix, the pack's stable end and its end; or the first two.
+PLACEMENTS: Final = ("static+stable+end", "static+stable")
+
+
+class Link(NamedTuple):
+    """A cache-aware chain's last step: its pack (ids in pack order; with
+    carry_recall false, its stable part), its time, and, with carry_recall
+    false, its recall block (ids in block order) and that block's age."""
+
+    ids: list[str]
+    t: float | None
+    recall: list[str] | None = None
+    recall_age: int | None = None
+
+
+# A replay's cache-aware chains: per (spec, budget), the last step, fed to the
+# chain's next request as its previous pack.
+Chains = dict[tuple[str, str], Link]
 
 
 def previous_pack(
     chains: Chains | None, chain: tuple[str, str], items: Items, t: float | None
 ) -> PreviousPack | None:
     """The chain's last step pack as a request's previous pack (a replay only),
-    with the seconds since that step."""
+    with the seconds since that step (and its recall block apart, when given)."""
     if chains is None or chain not in chains:
         return None
-    ids, sent = chains[chain]
+    link = chains[chain]
     position = items.position
-    missing = next((ref for ref in ids if ref not in position), None)
-    if missing is not None:
-        raise InputError(
-            "/previous_pack",
-            f"the previous step packed {missing!r}, which this step's items lack "
-            "(a replay step must keep every earlier item)",
-        )
-    elapsed = None if t is None or sent is None else t - sent
-    return PreviousPack(np.array([position[ref] for ref in ids], dtype=np.int64), elapsed)
+
+    def positions(ids: list[str]) -> np.ndarray:
+        missing = next((ref for ref in ids if ref not in position), None)
+        if missing is not None:
+            raise InputError(
+                "/previous_pack",
+                f"the previous step packed {missing!r}, which this step's items lack "
+                "(a replay step must keep every earlier item)",
+            )
+        return np.array([position[ref] for ref in ids], dtype=np.int64)
+
+    elapsed = None if t is None or link.t is None else t - link.t
+    recall = None if link.recall is None else positions(link.recall)
+    return PreviousPack(positions(link.ids), elapsed, recall, link.recall_age)
 
 
 def _share(kept: int, whole: int) -> float:
@@ -108,6 +149,7 @@ def finish(
         if replay:
             record["t"] = turn.t
             record["probe"] = turn.probe
+            record["breakpoints"] = record.get(BREAKPOINTS)
             record["segments"] = [list(s) for s in pack]
             record["prefix_break"] = before is not None and kept[0] < len(before)
             record["kept_prefix_tokens"] = kept[1]
@@ -119,6 +161,7 @@ def finish(
             if not failed:
                 chains.setdefault(chain, []).append(record)
         del record[PACK]
+        record.pop(BREAKPOINTS, None)
     for chain_records in chains.values():
         _price(scenario, chain_records, profiles, static_prefix_tokens)
 
@@ -130,7 +173,10 @@ def _price(
     static_prefix_tokens: Sequence[int],
 ) -> None:
     """Each record's ``cache``: its step priced under every profile and static
-    prefix size, as one chain in turn order."""
+    prefix size, as one chain in turn order, with the default breakpoints. When
+    the chain's packs suggest breakpoints (cache-aware specs), also its
+    ``cache_placements``: the same under each of :data:`PLACEMENTS`, for the
+    profiles where a caller places breakpoints (:func:`placed_profiles`)."""
     for r in records:
         if not r["segments"] and not r["probe"]:
             raise InputError(
@@ -140,27 +186,77 @@ def _price(
                 source=f"scenario {scenario.id} ({scenario.file})",
             )
         r["cache"] = {}
+    placed = placed_profiles(profiles)
+    if not any(r.get("breakpoints") is not None for r in records):
+        placed = {}
+    for r in records:
+        if placed:
+            r["cache_placements"] = {name: {} for name in PLACEMENTS}
     for static in static_prefix_tokens:
         head = [(STATIC_ID, static)] if static else []
-        steps = [
-            Step(
-                r["t"],
-                [
-                    *head,
-                    *r["segments"],
-                    *([(QUESTION_ID, r["question_tokens"])] if r["probe"] else []),
-                ],
-                len(head),
-                r["probe"],
-            )
+        segments = [
+            [*head, *r["segments"], *([(QUESTION_ID, r["question_tokens"])] if r["probe"] else [])]
             for r in records
         ]
+        steps = [
+            Step(r["t"], s, len(head), r["probe"]) for r, s in zip(records, segments, strict=True)
+        ]
         prompts = Prompts.of(steps)  # encoded once, priced under each profile
-        for name, profile in profiles.items():
-            for r, cost in zip(records, price_prompts(prompts, profile), strict=True):
-                r["cache"].setdefault(name, {})[str(static)] = {
-                    "cached": cost.cached,
-                    "written": cost.written,
-                    "uncached": cost.uncached,
-                    "cost": round_float(cost.cost),
-                }
+        _store(records, "cache", static, profiles, prompts)
+        for placement in PLACEMENTS if placed else ():
+            marks = [
+                placement_breakpoints(placement, len(head), len(r["segments"]), r["breakpoints"])
+                for r in records
+            ]
+            prompts = Prompts.of(
+                s._replace(breakpoints=m) for s, m in zip(steps, marks, strict=True)
+            )
+            _store(
+                [r["cache_placements"][placement] for r in records], None, static, placed, prompts
+            )
+
+
+def placed_profiles(profiles: Mapping[str, Profile]) -> dict[str, Profile]:
+    """The profiles a caller's breakpoints apply to: ``breakpoints`` mode, with
+    room for the three a placement uses (in ``prefix`` mode the provider
+    decides, so every placement costs what the default does)."""
+    return {
+        name: p
+        for name, p in profiles.items()
+        if p.mode == "breakpoints" and p.max_breakpoints >= 3
+    }
+
+
+def placement_breakpoints(
+    placement: str, static_segments: int, pack_items: int, suggested: Sequence[int] | None
+) -> list[int]:
+    """A step's breakpoints (segment counts) under ``placement``: after the
+    static prefix (when there is one); after the part of the pack the next step
+    keeps, the first breakpoint the pack suggests (its stable part, or a recall
+    block placed first; the whole pack when it suggests none); and, for
+    ``static+stable+end``, at the end of the pack. A probe's question follows
+    the end breakpoint: it is never reused, so it is billed as uncached input."""
+    kept = suggested[0] if suggested else pack_items
+    marks = {static_segments, static_segments + kept}
+    if placement == "static+stable+end":
+        marks.add(static_segments + pack_items)
+    return sorted(m for m in marks if m > 0)
+
+
+def _store(
+    records: Sequence[dict[str, Any]],
+    field: str | None,
+    static: int,
+    profiles: Mapping[str, Profile],
+    prompts: Prompts,
+) -> None:
+    """Each step's figures under each profile, as ``record[field][profile][static]``
+    (``record[profile][static]`` when ``field`` is None)."""
+    for name, profile in profiles.items():
+        for r, cost in zip(records, price_prompts(prompts, profile), strict=True):
+            (r if field is None else r[field]).setdefault(name, {})[str(static)] = {
+                "cached": cost.cached,
+                "written": cost.written,
+                "uncached": cost.uncached,
+                "cost": round_float(cost.cost),
+            }

@@ -5,9 +5,8 @@ its inputs returning a record. Work is shipped per (scenario, turn): its request
 is parsed once and packed under every spec and budget from the same item table,
 so tokenisation and term statistics are paid once and an extra strategy costs
 only its scoring. Records stream to ``results.jsonl`` as tasks finish (one line
-each, flushed), so an interrupted run resumes with nothing lost; reports sort
-records by cell key, so they do not depend on the executor or the finishing order.
-"""
+each, flushed): an interrupted run resumes with nothing lost. Reports sort records
+by cell key: they do not depend on the executor or the finishing order."""
 
 from __future__ import annotations
 
@@ -25,13 +24,14 @@ import numpy as np
 from packproof.evals.metrics.answers import Answers
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.metrics.cell import Citations, cell_metrics
+from packproof.evals.run.chains import cache_state
 from packproof.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from packproof.evals.run.executors import Map, executor_map
 from packproof.evals.run.external import close_packers
 from packproof.evals.run.journal import RESULTS, read_results
 from packproof.evals.run.judge import failed_cell, judged, traced
 from packproof.evals.run.packers import Configured, NamedPacker, start_packers
-from packproof.evals.run.replay import PACK, Chains, finish, previous_pack
+from packproof.evals.run.replay import BREAKPOINTS, PACK, Chains, finish, previous_pack
 from packproof.evals.run.suites import load_suite
 from packproof.evals.scenarios.format import (
     Scenario,
@@ -236,7 +236,7 @@ def _run_turn(
                 start = time.perf_counter()
                 result = decide(req, reserved, ranked)
                 latency = reserve_seconds + rank_seconds + time.perf_counter() - start
-                pack_items, traced_here = None, True
+                pack_items, traced_here, external = None, True, None
                 pack = [(base.items.ids[i], int(base.items.tokens[i])) for i in result.order]
                 if configured.external is not None:
                     start = time.perf_counter()
@@ -246,6 +246,7 @@ def _run_turn(
                         records.append(failed_cell(record, failure, answer, latency))
                         continue
                     result, traced_here = judged(result, answer), traced(answer)
+                    external = answer
                     pack_items = answer["items"]
                     position = base.items.position
                     pack = [
@@ -280,8 +281,9 @@ def _run_turn(
                 oracles.setdefault(str(budget), metrics["oracle_recall"])
                 if configured.external is None:  # an external pack's order may change
                     ranked_metrics = {"ndcg@10": metrics["ndcg@10"], "mrr": metrics["mrr"]}
+                state = cache_state(req, result, pack, external, turn.t)
                 if chains is not None and not turn.probe:
-                    chains[chain] = ([ref for ref, _ in pack], turn.t)
+                    chains[chain] = state.link
                 if result.cache is not None:  # what the cache-aware assembly did
                     record["cache_action"] = result.cache.action
                     record["recall_tokens"] = result.cache.recall_tokens
@@ -296,6 +298,7 @@ def _run_turn(
                         "metrics": metrics,
                         "latency_ms": round(latency * 1000, 3),
                         PACK: pack,
+                        BREAKPOINTS: state.breakpoints,
                     }
                 )
     return records

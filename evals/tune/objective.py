@@ -3,10 +3,11 @@
 A space's ``objective`` block replaces its single ``metric``. Each conversation
 (replay scenario) at each budget is one **unit**, with two values per candidate
 spec: its *probe recall* (the mean ``evidence_recall`` of its probes that have
-gold evidence) and its *relative cost* (Σ cost / Σ input tokens over its
-non-probe steps, priced under the objective's profile behind its static prefix;
-1.0 = no caching). A mean is over units, so the conversation is the unit: cells
-are never pooled across conversations.
+gold evidence) and its *relative cost* (Σ cost / Σ input tokens over every
+request it makes, conversation steps and probes alike (issue 28: a policy that
+recalls only on probes is not free), priced under the objective's profile
+behind its static prefix; 1.0 = no caching). A mean is over units, so the
+conversation is the unit: cells are never pooled across conversations.
 
 Per fold, the candidates whose mean over the training conversations satisfies
 the constraint (relative cost <= ceiling, or probe recall >= floor) compete on
@@ -139,7 +140,7 @@ def unit_values(
     records: Iterable[Mapping[str, Any]], objective: Objective
 ) -> dict[str, dict[Unit, Pair]]:
     """Per spec and unit (conversation, budget): probe recall and relative cost
-    from the replay records whose status is ok."""
+    (of every request, steps and probes) from the replay records whose status is ok."""
     acc: dict[str, dict[Unit, list[Any]]] = {}
     static = str(objective.static)
     for r in records:
@@ -153,10 +154,9 @@ def unit_values(
             recall = r["metrics"].get("evidence_recall")
             if recall is not None:
                 a[0].append(float(recall))
-        else:
-            f = r["cache"][objective.profile][static]
-            a[1] += f["cost"]
-            a[2] += f["cached"] + f["written"] + f["uncached"]
+        f = r["cache"][objective.profile][static]  # every request costs, probes too
+        a[1] += f["cost"]
+        a[2] += f["cached"] + f["written"] + f["uncached"]
     return {
         spec: {
             unit: (
@@ -361,12 +361,13 @@ def objective_markdown(r: Mapping[str, Any]) -> str:
         f"# packproof tune: {r['strategy']} on {r['config']}",
         "",
         f"{r['candidates']} candidate specs ({r['search']}"
-        + (f"; {left} combinations with low_water + recall_share > 1 left out" if left else "")
+        + (f"; {left} combinations no pack can honour left out" if left else "")
         + f"). Objective: {goal} with {objective.constraint()}, priced under "
         f"`{o['profile']}` behind a {o['static_prefix_tokens']}-token static prefix. "
         f"{r['units']} units (conversation x budget) of {r['conversations']} conversations, "
         f"budgets {r['budgets']}; {len(r['folds'])}-fold cross-validation by conversation. "
-        "Relative cost is a conversation's input cost over its input tokens (1.0 = no caching); "
+        "Relative cost is a conversation's input cost over its input tokens, every request "
+        "counted (steps and probes; 1.0 = no caching); "
         "probe recall the mean evidence recall of its probes; means are over units.",
         "",
         f"| held out | probe recall | relative cost | {objective.constraint()} |",

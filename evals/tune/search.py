@@ -14,7 +14,8 @@ estimate beats the defaults (p < 0.05).
 
 A space may also search the cache-aware options (a ``cache`` block: every
 candidate is then ``strategy(...)+cache(...)``, and combinations with
-low_water + recall_share > 1 are left out), and, on replays, optimise probe
+low_water + recall_share > 1, or with recall options that do not go together,
+are left out), and, on replays, optimise probe
 recall under a cost ceiling or cost under a recall floor instead of one metric
 (an ``objective`` block: :mod:`packproof.evals.tune.objective`). The defaults to
 beat stay the strategy's plain default spec, so the report shows what the
@@ -53,7 +54,7 @@ from packproof.evals.tune.objective import (
     require_two,
     searched,
 )
-from packproof.packer.cacheaware import CacheAware, check_option
+from packproof.packer.cacheaware import CacheAware, build_cache_aware, check_option
 from packproof.packer.errors import InputError, require
 from packproof.packer.files import check_targets, write_files
 from packproof.packer.jsonio import dumps, significant
@@ -171,8 +172,10 @@ MAX_CANDIDATES: Final = 10_000  # parameter sets a space may expand to
 def _candidates(
     space: Mapping[str, Any], strategy: str, source: str = ""
 ) -> tuple[list[Candidate], int]:
-    """The candidates, and how many cache combinations were left out because
-    their low_water + recall_share > 1 (no pack could honour both)."""
+    """The candidates, and how many cache combinations were left out because no
+    pack could honour them (low_water + recall_share > 1, or recall options
+    that do not go together: a refresh policy with carry_recall true, or
+    recall_every / recall_gate without their policy)."""
     params: Mapping[str, list[Any]] = space.get("params", {})
     cache: Mapping[str, list[Any]] = space.get("cache", {})
     names, options = sorted(params), sorted(cache)
@@ -192,21 +195,23 @@ def _candidates(
     grid: list[tuple[dict[str, Any], dict[str, Any] | None]] = [(c, None) for c in combos]
     left_out = 0
     if cache:
-        default = CacheAware()
-        grid = []
-        for combo in combos:
-            for values in itertools.product(*(cache[n] for n in options)):
-                chosen = dict(zip(options, values, strict=True))
-                low = float(chosen.get("low_water", default.low_water))
-                if low + float(chosen.get("recall_share", default.recall_share)) > 1:
-                    left_out += 1  # the test build_cache_aware refuses
-                    continue
-                grid.append((combo, chosen))
+        honoured = []
+        for values in itertools.product(*(cache[n] for n in options)):
+            chosen = dict(zip(options, values, strict=True))
+            try:  # combinations no pack honours: a sum over 1, options that do not go together
+                build_cache_aware(chosen)
+            except InputError:
+                left_out += len(combos)
+                continue
+            honoured.append(chosen)
+        grid = [(combo, chosen) for combo in combos for chosen in honoured]
         if not grid:
             raise InputError(
                 "/cache",
-                "no candidate left: every combination has low_water + recall_share > 1",
-                expected="low_water + recall_share <= 1",
+                "no candidate left: every combination has low_water + recall_share > 1 or "
+                "recall options that do not go together",
+                expected="low_water + recall_share <= 1, and recall_refresh other than each "
+                "only with carry_recall false",
                 found=f"{left_out} combinations",
                 source=source,
             )
@@ -249,7 +254,7 @@ def tune(
         "budgets": list(config.budgets),
     }
     if "cache" in space:
-        head["left_out"] = left_out  # combinations with low_water + recall_share > 1
+        head["left_out"] = left_out  # combinations build_cache_aware refuses
     if objective is None:
         result = _metric_result(records, candidates, default, space, config, head)
         markdown = _markdown(result)
@@ -346,9 +351,7 @@ def _markdown(r: Mapping[str, Any]) -> str:
 
     vs = r["tuned"]["versus_default"] or {}
     left = (
-        f"; {r['left_out']} combinations with low_water + recall_share > 1 left out"
-        if r.get("left_out")
-        else ""
+        f"; {r['left_out']} combinations no pack can honour left out" if r.get("left_out") else ""
     )
     lines = [
         f"# packproof tune: {r['strategy']} on {r['config']}",

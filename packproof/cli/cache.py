@@ -87,7 +87,8 @@ def add_parsers(sub: Any) -> None:
         type=int,
         default=21460,
         metavar="TOKENS",
-        help="where a main session's prompt breaks back to after a compaction (inferred from the records: `packproof docs claude-code`)",
+        help="where a main session's prompt breaks back to after a compaction (inferred "
+        "from the records: `packproof docs claude-code`)",
     )
     c.set_defaults(func=cmd_cache_check)
     p = actions.add_parser(

@@ -227,6 +227,7 @@ def add_parsers(sub: Any) -> None:
         type=int,
         default=21460,
         metavar="TOKENS",
-        help="where a main session's prompt breaks back to after a compaction (inferred from the records: `packproof docs claude-code`)",
+        help="where a main session's prompt breaks back to after a compaction (inferred "
+        "from the records: `packproof docs claude-code`)",
     )
     p.set_defaults(func=cmd_import_claude_code)

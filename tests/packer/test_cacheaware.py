@@ -222,7 +222,8 @@ def test_spec_strings_are_canonical_and_round_trip() -> None:
     text = spec.spec_string()
     assert text == (
         "bm25(b=0.75,k1=1.5,stem=none,stopwords=none)"
-        "+cache(low_water=0.5,placement=after,recall_depth=20,recall_share=0.3,ttl_s=300)"
+        "+cache(carry_recall=true,low_water=0.5,placement=after,recall_depth=20,recall_every=20,"
+        "recall_gate=1,recall_refresh=each,recall_share=0.3,ttl_s=300)"
     )
     assert parse_pack_spec(text) == spec
     assert spec.label() == "bm25(k1=1.5)+cache(low_water=0.5,recall_share=0.3)"

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from packproof.evals.report.frontier import choice_sentence, frontier_sentence, frontier_title
 from packproof.evals.report.html.base import _cell, _e, _Page, _stat, _table
-from packproof.evals.report.replay import choice_sentence, frontier_sentence, frontier_title
+from packproof.evals.report.replay import PLACEMENT_ORDER
 
 __all__ = ["ANCHOR", "cache_section"]
 
@@ -41,9 +42,12 @@ def _frontier(page: _Page, f: Mapping[str, Any], several: bool) -> str:
     pareto = {p["spec"]: p["pareto"] for p in f["points"]}
     choice = f["cheapest_within_90"]
     body = []
-    for g in replay["groups"]:
-        if (g["profile"], g["static_prefix_tokens"], str(g["budget"])) != where:
-            continue
+    rows = [
+        g
+        for g in replay["groups"]
+        if (g["profile"], g["static_prefix_tokens"], str(g["budget"])) == where
+    ]
+    for g in rows:
         chosen = choice is not None and choice["spec"] == g["spec"]
         body.append(
             [
@@ -52,6 +56,8 @@ def _frontier(page: _Page, f: Mapping[str, Any], several: bool) -> str:
                 _cell("num", _stat(g["cache_hit_rate"])),
                 _cell("num", _stat(g["relative_cost"])),
                 _cell("num", _stat(g["input_cost"], 0)),
+                _cell("num", _stat(g["conversation_cost"], 0)),
+                _cell("num", _stat(g["probe_cost"], 0)),
                 _cell("num", _stat(g["prefix_breaks"], 2)),
                 _cell("num", _stat(g["first_break"], 1)),
                 _cell("num", _stat(g["divergence_tokens"], 0)),
@@ -64,6 +70,8 @@ def _frontier(page: _Page, f: Mapping[str, Any], several: bool) -> str:
         "hit rate",
         "relative cost",
         "input cost",
+        "steps' cost",
+        "probes' cost",
         "prefix breaks",
         "first break (step)",
         "diverges at (tokens)",
@@ -77,6 +85,25 @@ def _frontier(page: _Page, f: Mapping[str, Any], several: bool) -> str:
     line = choice_sentence(f)
     if line:
         out.append(f"<p>{_e(line)}</p>")
+    placed = [g for g in rows if g.get("placements")]
+    if placed:
+        out.append(
+            "<p>Input cost per conversation under each breakpoint placement "
+            "(<code>packproof docs metrics</code>, &ldquo;Breakpoint placements&rdquo;):</p>"
+        )
+        out.append(
+            _table(
+                ["strategy", *PLACEMENT_ORDER, "cheapest"],
+                [
+                    [
+                        page.strategy(g["label"]),
+                        *(_cell("num", _stat(g["placements"].get(p), 0)) for p in PLACEMENT_ORDER),
+                        _e(g["cheapest_placement"] or "–"),
+                    ]
+                    for g in placed
+                ],
+            )
+        )
     return "\n".join(out)
 
 
@@ -91,18 +118,21 @@ def cache_section(page: _Page, plot: str) -> str:
     out = [
         f'<section id="{ANCHOR}">',
         "<h2>Prompt-cache economics</h2>",
-        '<p class="muted">Replays: each conversation played forward, every step packed and '
-        "priced under each provider's prompt cache. Input cost is in input-token units "
-        "(1 = one uncached token) per conversation; relative cost is cost / input tokens "
-        "(1.0 = no caching). Probe recall is the evidence recall of questions asked of the "
-        "state reached. First break: the step (0-based) of a conversation's first prefix "
-        "break; diverges at: the tokens of the previous pack kept before a break.</p>",
+        '<p class="muted">Replays: each conversation played forward, every step packed '
+        "and priced under each provider's prompt cache. Input cost is in input-token "
+        "units (1 = one uncached token) per conversation, counting every request: the "
+        "conversation's steps and the probes asked along it (steps' and probes' cost); "
+        "relative cost is cost / input tokens (1.0 = no caching). Probe recall is the "
+        "evidence recall of questions asked of the state reached. First break: the step"
+        " (0-based) of a conversation's first prefix break; diverges at: the tokens of "
+        "the previous pack kept before a break.</p>",
     ]
     if replay["profiles"]:
         out.append(_profiles(replay))
     if replay["frontiers"]:
         caption = (
-            "Probe evidence recall against conversation input cost, one point per spec; "
+            "Probe evidence recall against input cost per conversation (steps and probes), "
+            "one point per spec; "
             "black step line: the Pareto frontier; ring: the cheapest spec within 90% of "
             "the best recall (dotted line)"
             + (f"; static prefix {first:,} tokens" if several or first else "")

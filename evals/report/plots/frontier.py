@@ -1,4 +1,5 @@
-"""``frontier.png``: probe evidence recall against conversation input cost.
+"""``frontier.png``: probe evidence recall against input cost per conversation
+(every request: its steps and its probes).
 
 Small multiples, one panel per cache profile (row) and budget (column), at the
 run's first static prefix size (summary.md and report.html list every size).
@@ -172,7 +173,7 @@ def frontier_figure(ctx: ReportContext) -> Any:
         entry = {label: i for i, same in enumerate(merged, 1) for label in same}
         fig = figure(_PANEL_W * len(budgets), _PANEL_H * len(profiles) + 0.6)
         axes = fig.subplots(len(profiles), len(budgets), squeeze=False, sharey=True)
-        head = "Probe evidence recall vs conversation input cost"
+        head = "Probe evidence recall vs input cost per conversation"
         if len(sizes) > 1 or sizes[0]:
             head += f" (static prefix {sizes[0]:,} tokens)"
         title(fig, head)

@@ -17,7 +17,13 @@ s1 chain      hit 300/600 = 0.5, cost 405, rel 0.675   hit 200/600, cost 520, re
 s2 steps      N 100/200, cached 0/100, cost 125/135    N 100/200, cached 0/0, cost 125/250
 s2 chain      hit 100/300, cost 260, rel 260/300       hit 0, cost 375, rel 1.25
 probes        recall 0.8 and 1.0 (mean 0.9)            recall 1.0 and 1.0
+              N 310/210, cached 300/200, cost 40/30    N 310/210, cached 0/0, cost 310/210
+every request s1: hit 600/910, cost 445, rel 445/910   s1: hit 200/910, cost 830
+(steps and    s2: hit 300/510, cost 290, rel 290/510   s2: hit 0, cost 585, rel 585/510
+probes)       input cost 367.5 = 332.5 + 35 (probes)   input cost 707.5 = 447.5 + 260
 ============= ======================================== =====================================
+
+Every figure of cost counts every request (issue 28): a chain's steps and its probes.
 """
 
 from __future__ import annotations
@@ -35,12 +41,12 @@ import pytest
 from packproof.evals.gate import Gates, compare, load_gates, load_summary
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.report.csv_json import render_csv
+from packproof.evals.report.frontier import build_frontier, frontier_sentence, pareto
 from packproof.evals.report.html.page import render_html
 from packproof.evals.report.markdown import render_markdown
 from packproof.evals.report.model import ReportContext, build_report
 from packproof.evals.report.plots.frontier import frontier
 from packproof.evals.report.renderers import RENDERERS
-from packproof.evals.report.replay import build_frontier, frontier_sentence, pareto
 from packproof.evals.schemafiles import validator
 from packproof.packer.errors import InputError
 
@@ -190,10 +196,12 @@ def mean(stat: dict[str, Any] | None) -> float | None:
 def test_chain_figures_match_the_hand_computed_values(summary: dict[str, Any]) -> None:
     c = group(summary, "chronological")
     assert (c["chains"], c["steps"], c["probes"]) == (2, 5, 2)
-    assert mean(c["cache_hit_rate"]) == pytest.approx((0.5 + 1 / 3) / 2)
-    assert mean(c["relative_cost"]) == pytest.approx((405 / 600 + 260 / 300) / 2)
-    assert mean(c["input_cost"]) == pytest.approx(332.5)
-    assert mean(c["input_tokens"]) == pytest.approx(450)
+    assert mean(c["cache_hit_rate"]) == pytest.approx((600 / 910 + 300 / 510) / 2)
+    assert mean(c["relative_cost"]) == pytest.approx((445 / 910 + 290 / 510) / 2)
+    assert mean(c["input_cost"]) == pytest.approx(367.5)  # steps and probes
+    assert mean(c["conversation_cost"]) == pytest.approx(332.5)  # (405 + 260) / 2
+    assert mean(c["probe_cost"]) == pytest.approx(35)  # (40 + 30) / 2
+    assert mean(c["input_tokens"]) == pytest.approx(710)
     assert mean(c["prefix_breaks"]) == 0 and mean(c["break_share"]) == 0
     assert c["first_break"] is None and c["divergence_tokens"] is None
     assert mean(c["prefix_stability"]) == 1.0 and mean(c["prefix_stability_tokens"]) == 1.0
@@ -202,9 +210,11 @@ def test_chain_figures_match_the_hand_computed_values(summary: dict[str, Any]) -
     assert mean(c["probe_relative_cost"]) == pytest.approx((40 / 310 + 30 / 210) / 2)
 
     b = group(summary, "bm25")
-    assert mean(b["cache_hit_rate"]) == pytest.approx((200 / 600 + 0) / 2)
-    assert mean(b["relative_cost"]) == pytest.approx((520 / 600 + 1.25) / 2)
-    assert mean(b["input_cost"]) == pytest.approx(447.5)
+    assert mean(b["cache_hit_rate"]) == pytest.approx((200 / 910 + 0) / 2)
+    assert mean(b["relative_cost"]) == pytest.approx((830 / 910 + 585 / 510) / 2)
+    assert mean(b["input_cost"]) == pytest.approx(707.5)
+    assert (mean(b["conversation_cost"]), mean(b["probe_cost"])) == (447.5, 260)
+    assert b["placements"] is None and b["cheapest_placement"] is None  # no breakpoints
     assert mean(b["prefix_breaks"]) == 1.0
     assert mean(b["break_share"]) == pytest.approx((1 / 2 + 1 / 1) / 2)
     assert mean(b["first_break"]) == 1.0  # the second step of both chains
@@ -227,8 +237,8 @@ def test_the_frontier_and_the_cheapest_spec_within_90_percent(summary: dict[str,
     (f,) = summary["replay"]["frontiers"]
     assert (f["profile"], f["static_prefix_tokens"], f["budget"]) == ("p", 0, 100)
     assert [(p["spec"], p["input_cost"], p["recall"], p["pareto"]) for p in f["points"]] == [
-        ("chronological", 332.5, 0.9, True),
-        ("bm25", 447.5, 1.0, True),
+        ("chronological", 367.5, 0.9, True),
+        ("bm25", 707.5, 1.0, True),
     ]
     assert f["best_recall"] == 1.0
     choice = f["cheapest_within_90"]
@@ -239,12 +249,65 @@ def test_the_frontier_and_the_cheapest_spec_within_90_percent(summary: dict[str,
         1.0,
     )
     assert f["best"]["spec"] == "bm25"
-    assert f["best"]["cost_vs_choice"] == pytest.approx(447.5 / 332.5)
+    assert f["best"]["cost_vs_choice"] == pytest.approx(707.5 / 367.5)
     assert frontier_sentence(f) == (
         "Under p at 100 tokens, chronological is the cheapest spec within 90% of the best "
-        "probe recall (recall 0.90, 332 input-token units per conversation); bm25, the best, "
-        "costs 1.35x as much for +0.10 recall."
+        "probe recall (recall 0.90, 368 input-token units per conversation); bm25, the best, "
+        "costs 1.93x as much for +0.10 recall."
     )
+
+
+def placed_records() -> list[dict[str, Any]]:
+    """bm25's requests also priced under the two placements a caller would choose
+    (``cache_placements``): static+stable+end costs 10 less per step and 5 less
+    per probe than the default; static+stable 20 less per step, 40 more per probe."""
+    recs = records()
+    for r in recs:
+        if r["spec"] != "bm25":
+            continue
+        f = r["cache"]["p"]["0"]
+        end, stable = (-5, 40) if r["probe"] else (-10, -20)
+        r["cache_placements"] = {
+            name: {"p": {"0": {**f, "cost": f["cost"] + d}}}
+            for name, d in (("static+stable+end", end), ("static+stable", stable))
+        }
+    return recs
+
+
+def test_each_placement_is_priced_and_the_cheapest_is_named() -> None:
+    summary = report(placed_records())
+    b = group(summary, "bm25")
+    # s1: 3 steps and a probe, s2: 2 steps and a probe; default 830 and 585
+    assert {p: mean(stat) for p, stat in b["placements"].items()} == {
+        "default": 707.5,
+        "static+stable+end": pytest.approx((830 - 35 + 585 - 25) / 2),  # 677.5
+        "static+stable": pytest.approx((830 - 20 + 585 + 0) / 2),  # 697.5
+    }
+    assert b["cheapest_placement"] == "static+stable+end"
+    assert mean(b["input_cost"]) == 707.5  # every other figure is the default placement's
+    c = group(summary, "chronological")
+    assert c["placements"] is None and c["cheapest_placement"] is None
+    assert validator("eval-summary.v1.json").is_valid(summary)
+    md = render_markdown(ReportContext(summary, placed_records(), {}))
+    assert (
+        "| strategy | default | static+stable+end | static+stable | cheapest |\n"
+        "|---|---|---|---|---|\n"
+        "| `bm25` | 708 [585, 830] | 678 [560, 795] | 698 [585, 810] | static+stable+end |"
+    ) in md
+    assert "<td>static+stable+end</td>" in render_html(ReportContext(summary, placed_records(), {}))
+
+
+def test_a_placement_not_priced_on_every_request_is_left_out_and_ties_go_to_the_default() -> None:
+    recs = placed_records()
+    probe = next(r for r in recs if r["spec"] == "bm25" and r["probe"])
+    del probe["cache_placements"]["static+stable+end"]  # one request not priced under it
+    b = group(report(recs), "bm25")
+    assert list(b["placements"]) == ["default", "static+stable"]  # same conversations only
+    assert b["cheapest_placement"] == "static+stable"
+    for r in recs:
+        for by in r.get("cache_placements", {}).values():
+            by["p"]["0"]["cost"] = r["cache"]["p"]["0"]["cost"]  # as dear as the default
+    assert group(report(recs), "bm25")["cheapest_placement"] == "default"  # a tie
 
 
 def points(*rows: tuple[str, float, float]) -> list[dict[str, Any]]:
@@ -346,11 +409,15 @@ def test_markdown_leads_each_budget_with_the_answer(summary: dict[str, Any]) -> 
     assert "## Prompt-cache economics" in md and "### p, budget 100 tokens" in md
     section = md.split("### p, budget 100 tokens", 1)[1]
     assert section.lstrip().startswith("Under p at 100 tokens, chronological is the cheapest")
-    assert "| `bm25` | 1.000 | 0.167 [0.000, 0.333] | 1.058 [0.867, 1.250] |" in section
+    assert (
+        "| `bm25` | 1.000 | 0.110 [0.000, 0.220] | 1.030 [0.912, 1.147] | 708 [585, 830] "
+        "| 448 [375, 520] | 260 [210, 310] |" in section  # input cost = steps' + probes'
+    )
     assert (
         "Cheapest within 90% of the best probe recall (1.000; threshold 0.900): chronological, "
-        "recall 0.900, input cost 332, the cheapest spec." in section
+        "recall 0.900, input cost 368, the cheapest spec." in section
     )
+    assert "under each breakpoint placement" not in md  # no pack suggested breakpoints
     assert "| `p` | breakpoints | 0.1 | 1.25 |" in md
 
 
@@ -363,7 +430,8 @@ def test_csv_has_one_row_per_replay_group_after_the_cells(summary: dict[str, Any
     assert all(r["profile"] == "" and r["cache_hit_rate"] == "" for r in cells)
     assert replay[0]["key"] == "replay|p|0|chronological|100"
     assert (replay[0]["profile"], replay[0]["static_prefix_tokens"]) == ("p", "0")
-    assert float(replay[0]["input_cost"]) == 332.5 and float(replay[0]["probe_recall"]) == 0.9
+    assert float(replay[0]["input_cost"]) == 367.5 and float(replay[0]["probe_recall"]) == 0.9
+    assert (float(replay[0]["conversation_cost"]), float(replay[0]["probe_cost"])) == (332.5, 35)
     assert float(replay[1]["prefix_stability_tokens"]) == 0.3125
     assert replay[1]["strategy"] == "'=HYPERLINK(1)" and replay[1]["first_break"] == "1.0"
     assert replay[0]["first_break"] == ""
@@ -505,6 +573,6 @@ def test_the_gate_command_names_a_cost_regression(
     out = capsys.readouterr().out
     (line,) = [line for line in out.splitlines() if line.startswith("regressed: ")]
     assert line == (
-        "regressed: chronological@p/0 @ 100: relative_cost 0.7708 -> 0.9708 "
+        "regressed: chronological@p/0 @ 100: relative_cost 0.5288 -> 0.7288 "
         "(+0.2000, allowed +0.05)"
     )

@@ -184,7 +184,7 @@ def test_a_bad_cache_spec_in_a_config_is_one_line(tmp_path: Path, spec: str, tex
 
 
 def test_cost_breakdown_by_step_kind_by_hand() -> None:
-    def step(turn: int, t: float, brk: bool, cost: float) -> dict[str, Any]:
+    def step(turn: int, t: float, brk: bool, cost: float, probe: bool = False) -> dict[str, Any]:
         return {
             "spec": "s",
             "budget": 2048,
@@ -192,22 +192,29 @@ def test_cost_breakdown_by_step_kind_by_hand() -> None:
             "scenario": "c",
             "turn": turn,
             "t": t,
-            "probe": False,
+            "probe": probe,
             "status": "ok",
             "prefix_break": brk,
             "cache": {"anthropic": {"0": {"cost": cost}}},
         }
 
     rows = cost_breakdown(
-        [step(0, 0, False, 10), step(1, 10, True, 6), step(2, 20, False, 1), step(3, 900, True, 3)],
+        [
+            step(0, 0, False, 10),
+            step(1, 10, True, 6),
+            step(2, 20, False, 1),
+            step(3, 900, True, 3),
+            step(4, 1000, True, 5, probe=True),  # a probe costs too, apart
+        ],
         ttl_s=300,
     )
     (row,) = rows
-    assert row["input_cost"] == 20
+    assert row["input_cost"] == 25
     assert (row["cold_steps"], row["break_steps"], row["append_steps"]) == (2, 1, 1)
-    assert row["cold_share"] == pytest.approx(13 / 20)
-    assert row["break_share"] == pytest.approx(6 / 20)
-    assert row["append_share"] == pytest.approx(1 / 20)
+    assert row["probe_steps"] == 1 and row["probe_share"] == pytest.approx(5 / 25)
+    assert row["cold_share"] == pytest.approx(13 / 25)
+    assert row["break_share"] == pytest.approx(6 / 25)
+    assert row["append_share"] == pytest.approx(1 / 25)
 
 
 def test_chains_run_on_dask_with_the_same_records(tmp_path: Path) -> None:
@@ -225,3 +232,144 @@ def test_chains_run_on_dask_with_the_same_records(tmp_path: Path) -> None:
     ]
     serial, dask = (_stable(_records(run)) for run in runs)
     assert dask == serial
+
+
+# ------------------------------------------------------- the cache-aware bench
+
+
+def _group(label: str, recall: float, cost: float, **placed: float) -> dict[str, Any]:
+    def stat(x: float) -> dict[str, Any]:
+        return {"mean": x, "low": x, "high": x, "n": 1}
+
+    return {
+        "spec": label,
+        "label": label,
+        "profile": "anthropic",
+        "static_prefix_tokens": 0,
+        "budget": 2048,
+        "probe_recall": stat(recall),
+        "input_cost": stat(cost),
+        "placements": {
+            "default": stat(cost),
+            **{k.replace("_", "+"): stat(v) for k, v in placed.items()},
+        }
+        if placed
+        else None,
+    }
+
+
+def test_the_target_is_met_by_a_spec_under_a_placement_a_caller_chooses() -> None:
+    """bm25+cache keeps 0.75 / 0.8 of bm25's recall; by default it costs 70 / 50
+    = 1.4x the cheapest, with breakpoints after the static prefix, the stable
+    part and the end 60 / 50 = 1.2x: met by that configuration."""
+    from packproof.evals.bench.cacheaware import target
+
+    groups = [
+        _group("bm25", 0.8, 100),
+        _group("chronological+cache", 0.1, 50, static_stable_end=52, static_stable=51),
+        _group("bm25+cache", 0.75, 70, static_stable_end=60, static_stable=64),
+    ]
+    (row,) = target({"replay": {"groups": groups}})
+    assert row["met"] and row["cheapest"]["label"] == "chronological+cache"
+    assert row["cheapest"]["placement"] == "default"
+    best = row["best"]
+    assert (best["label"], best["placement"]) == ("bm25+cache", "static+stable+end")
+    assert best["recall_share_of_bm25"] == pytest.approx(0.9375)
+    assert best["cost_vs_cheapest"] == pytest.approx(1.2)
+    configs = {(c["label"], c["placement"]): c for c in row["configurations"]}
+    assert len(configs) == 7  # bm25 has one placement, the cache-aware specs three each
+    assert not configs["bm25+cache", "default"]["met"]  # 1.4x
+    # without the placements, the same run misses the target
+    for g in groups:
+        g["placements"] = None
+    (row,) = target({"replay": {"groups": groups}})
+    assert not row["met"] and row["best"]["placement"] == "default"
+
+
+TALK = """\
+scenarios:
+  - id: talk
+    why: Ten 400-token messages 30 s apart, then two probes about the first two.
+    request:
+      budget_tokens: 2048
+      fresh_tail: {count: 1}
+      items: []
+    turns:
+      - {t: 0, items: [[m1, user, 400, the zebra lives in the east paddock]]}
+      - {t: 30, items: [[m2, assistant, 400, lunch closes at noon]]}
+      - {t: 60, items: [[m3, user, 400, deploys use the release branch]]}
+      - {t: 90, items: [[m4, assistant, 400, card css switched]]}
+      - {t: 120, items: [[m5, user, 400, database password rotates weekly]]}
+      - {t: 150, items: [[m6, assistant, 400, the cat sleeps on the sofa]]}
+      - {t: 180, items: [[m7, user, 400, invoices go out on fridays]]}
+      - {t: 210, items: [[m8, assistant, 400, the printer is on floor two]]}
+      - {t: 240, items: [[m9, user, 400, coffee beans come from kenya]]}
+      - {t: 270, items: [[m10, assistant, 400, the zebra eats hay]]}
+      - {t: 300, probe: true, prompt: where does the zebra live, relevant: [m1]}
+      - {t: 300, probe: true, prompt: when does lunch close, relevant: [m2]}
+"""
+
+
+def test_the_bench_prints_a_line_per_static_prefix_and_budget_with_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from packproof.evals.bench.cacheaware import main
+    from packproof.packer.tokens import count_tokens
+
+    (tmp_path / "r.yaml").write_text(TALK)
+    assert packproof("scenarios", "compile", "r.yaml", cwd=tmp_path).returncode == 0
+    (tmp_path / "cfg.yaml").write_text(
+        """\
+name: talk
+suites: [compiled/r.jsonl]
+strategies:
+  - bm25
+  - chronological+cache(low_water=0.4)
+  - bm25+cache(low_water=0.4,recall_share=0.3)
+budgets: [2048, 4096]
+bootstrap: {resamples: 200}
+cache:
+  profiles: [anthropic]
+  static_prefix_tokens: [0, 2000]
+"""
+    )
+    run = evaluate(
+        tmp_path / "cfg.yaml", out_root=tmp_path / "out", jobs=1, executor="serial", resume=False
+    )
+    out = tmp_path / "ca.json"
+    suite = tmp_path / "compiled" / "r.jsonl"
+    assert main([str(run), "--scenarios", str(suite), "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    heads = [line for line in lines if line.startswith("anthropic, ")]
+    assert [h.split(":")[0] for h in heads] == [
+        f"anthropic, static prefix {s}, budget {b}" for s in (0, 2000) for b in (2048, 4096)
+    ]
+    assert all(" target met by " in h or " target not met (best: " in h for h in heads)
+    report = json.loads(out.read_text())
+    q = sum(
+        int(n) for n in count_tokens(["where does the zebra live", "when does lunch close"], "lcm")
+    )
+    for row in report["results"]:
+        limit = row["physical_limit"]
+        # each step sends its new 400-token item; each probe its own evidence and question
+        if row["static_prefix_tokens"] == 0:  # every prompt under anthropic's 1,024 minimum
+            assert limit["input_cost"] == 10 * 400 + 2 * 400 + q
+            assert (limit["write"], limit["read"], limit["uncached"]) == (0, 0, 4800 + q)
+        else:  # the static prefix written once (1.25 x 2,000), then read (0.1 x 2,000)
+            assert limit["input_cost"] == pytest.approx(2500 + 11 * 200 + 12 * 400 + q)
+        assert limit["designs"]["evidence on demand"] == limit["input_cost"]
+        assert limit["cost_vs_cheapest"] == pytest.approx(
+            limit["input_cost"] / row["cheapest"]["input_cost"]
+        )
+        if not row["met"]:
+            assert row["stopped_by"] in ("write", "read", "uncached")
+    # a line under each miss: the cost terms, then the limit
+    for i, head in enumerate(lines):
+        if " target not met " in head:
+            assert lines[i + 1].lstrip().startswith("per conversation, write ")
+            assert " stops it" in lines[i + 1]
+            assert lines[i + 2].lstrip().startswith("physical limit: ")
+    # the suite is found by its manifest name and sha256 when it lies in the run folder
+    (run / "r.jsonl").write_bytes(suite.read_bytes())
+    assert main([str(run)]) == 0
+    assert capsys.readouterr().out.splitlines() == lines

@@ -356,3 +356,74 @@ def test_an_external_packer_is_priced_like_the_builtin_one(tmp_path: Path) -> No
     external = _records(run)
     keys = ("t", "probe", "segments", "prefix_break", "kept_prefix_tokens", "cache")
     assert [{k: r[k] for k in keys} for r in external] == [{k: r[k] for k in keys} for r in builtin]
+
+
+def _chain(breakpoints: bool) -> list[dict[str, Any]]:
+    """REFERENCE.md section 5's hand case for breakpoints a caller places, as
+    replay records: 600-token items, a recall item (r1, r2) after the stable
+    part, then a probe whose pack ends with r3 and whose question is 10 tokens."""
+
+    def record(turn: int, items: list[str], suggested: list[int], probe: bool = False) -> Any:
+        return {
+            "turn": turn,
+            "t": 10.0 * turn,
+            "probe": probe,
+            "segments": [[i, 600] for i in items],
+            "breakpoints": suggested if breakpoints else None,
+            **({"question_tokens": 10} if probe else {}),
+        }
+
+    return [
+        record(0, ["a"], [1]),
+        record(1, ["a", "r1"], [1, 2]),
+        record(2, ["a", "b", "r2"], [2, 3]),
+        record(3, ["a", "b", "r3"], [2, 3], probe=True),
+    ]
+
+
+def test_each_placement_a_caller_would_choose_is_priced_by_hand() -> None:
+    from types import SimpleNamespace
+
+    from packproof.evals.metrics.cache.files import load_profiles
+    from packproof.evals.run.replay import _price
+
+    shipped = load_profiles()
+    profiles = {name: shipped[name] for name in ("anthropic", "openai")}
+    scenario: Any = SimpleNamespace(id="hand", file="hand.yaml")
+    placed, plain = _chain(True), _chain(False)
+    _price(scenario, placed, profiles, [0, 2000])
+    _price(scenario, plain, profiles, [0, 2000])
+    # the default placement's figures are those of a chain without suggestions
+    assert [r["cache"] for r in placed] == [r["cache"] for r in plain]
+    assert all("cache_placements" not in r for r in plain)  # one placement: the default
+    # openai (before GPT-5.6) is in prefix mode: the provider decides, no placement
+    assert {p for r in placed for by in r["cache_placements"].values() for p in by} == {"anthropic"}
+
+    def row(f: dict[str, Any]) -> tuple[int, int, int, float]:
+        return f["cached"], f["written"], f["uncached"], f["cost"]
+
+    def figures(placement: str, static: str) -> list[tuple[int, int, int, float]]:
+        return [row(r["cache_placements"][placement]["anthropic"][static]) for r in placed]
+
+    # static + stable + end: breakpoints [1, 2], [1, 2, 3], [1, 3, 4], then [1, 3, 4]
+    # for the probe, whose question follows the end breakpoint (never reused: uncached)
+    assert figures("static+stable+end", "2000") == [
+        (0, 2600, 0, 3250.0),  # [S, a] written
+        (2600, 600, 0, 1010.0),  # reads [S, a], writes [S, a, r1]
+        (2600, 1200, 0, 1760.0),  # [S, a, r1] is no prefix: reads [S, a]
+        (3200, 600, 10, 1080.0),  # reads [S, a, b] (step 2's stable end), writes r3
+    ]
+    # static + stable: nothing after the stable part is written, so it is billed uncached
+    assert figures("static+stable", "2000") == [
+        (0, 2600, 0, 3250.0),
+        (2600, 0, 600, 860.0),
+        (2600, 600, 600, 1610.0),  # writes [S, a, b]
+        (3200, 0, 610, 930.0),
+    ]
+    # without a static prefix the first placement has no static breakpoint: [1], [1, 2]
+    assert figures("static+stable+end", "0")[:2] == [
+        (0, 0, 600, 600.0),  # 600 < anthropic's 1,024 minimum: neither written nor read
+        (0, 1200, 0, 1500.0),
+    ]
+    # the default ends at the question, which is written; no breakpoint at [S, a, b]
+    assert row(placed[3]["cache"]["anthropic"]["2000"]) == (2600, 1210, 0, 1772.5)

@@ -44,7 +44,7 @@ PROFILES = [
     "deepseek",
 ]
 SHORT = ["chronological", "bm25", "hybrid"]
-FRONTIER_TITLE = "Probe evidence recall vs conversation input cost (static prefix 2,000 tokens)"
+FRONTIER_TITLE = "Probe evidence recall vs input cost per conversation (static prefix 2,000 tokens)"
 
 
 def panels(count: int, labels: list[str]) -> ReportContext:
