@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: eval eval-locomo test check bench golden gate baseline installed clean
+.PHONY: eval eval-locomo eval-sessions test check bench golden gate baseline installed clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,14 @@ eval-locomo: $(STAMP)
 	$(VENV)/bin/packproof eval --config evals/locomo.yaml
 	$(VENV)/bin/packproof import locomo $(LOCOMO) --replay -o reports/imports/locomo_dev_replay.jsonl
 	$(VENV)/bin/packproof eval --config evals/locomo-replay.yaml
+
+## eval-sessions: import the Claude Code sessions (../shared/data/claude-code/sessions, never
+## committed) into reports/imports/, run evals/sessions.yaml (every strategy at several budgets),
+## price each chain as the sessions were billed beside their bill, and write the report into the
+## run and reports/proofs/sessions/ (docs/sessions.md); skips, exit 0, without the sessions
+SESSIONS ?= ../shared/data/claude-code/sessions
+eval-sessions: $(STAMP)
+	$(PY) -m packproof.evals.bench.sessions_eval --sessions $(SESSIONS) --proof reports/proofs/sessions
 
 ## gate: compare the latest main eval (reports/default/latest/) with the committed baseline;
 ## exit 1 on a regression

@@ -37,7 +37,7 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -46,6 +46,11 @@ from packproof.evals.scenarios.evidence_signal import (
     EvidenceIndex,
     Match,
     SignalRule,
+)
+from packproof.evals.scenarios.importers.claude_code.signal import (
+    answered_calls,
+    item_text,
+    response_text,
 )
 
 __all__ = [
@@ -140,66 +145,6 @@ def _figures(rows: Sequence[tuple[int, int, int, float, int, float]]) -> LocomoF
 # ------------------------------------------------------------------ Claude Code sessions
 
 
-def _values(value: Any) -> Iterator[str]:
-    """The strings inside a tool_use input: not its keys (``file_path`` is in every
-    call) and not its numbers and booleans (``timeout``, ``limit``: settings)."""
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _values(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _values(v)
-    elif isinstance(value, str):
-        yield value
-
-
-def _block_text(block: Any, calls: dict[str, str] | None) -> str:
-    """A content block's text: as an item with ``calls`` (the input of every
-    tool_use answered in the file, by id), as a response without. An answered
-    tool_use's input is read with its result, not in its own item: the path of a
-    Read then points at the file's content, which is what a later step needs."""
-    if isinstance(block, str):
-        return block
-    if not isinstance(block, dict):
-        return ""
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text") or "")
-    if kind == "tool_use":
-        answered = calls is not None and block.get("id") in calls
-        return "" if answered else "\n".join(_values(block.get("input")))
-    if calls is None:
-        return ""  # a response is its text and tool calls: no thinking
-    if kind == "thinking":
-        return str(block.get("thinking") or "")
-    if kind == "tool_result":
-        content = block.get("content")
-        if isinstance(content, list):
-            content = "\n".join(_block_text(b, calls) for b in content)
-        return calls.get(str(block.get("tool_use_id")), "") + "\n" + str(content or "")
-    return ""
-
-
-def _text(content: Any, calls: dict[str, str] | None = None) -> str:
-    if isinstance(content, list):
-        return "\n".join(t for b in content if (t := _block_text(b, calls)))
-    return content if isinstance(content, str) else ""
-
-
-def _calls(records: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, str]:
-    """The input values of every tool_use that a tool_result of the file answers."""
-    inputs: dict[str, str] = {}
-    answered: set[str] = set()
-    for _, record in records:
-        content = record["message"].get("content")
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                inputs[str(block.get("id"))] = "\n".join(_values(block.get("input")))
-            elif isinstance(block, dict) and block.get("type") == "tool_result":
-                answered.add(str(block.get("tool_use_id")))
-    return {k: v for k, v in inputs.items() if k in answered}
-
-
 class Step(NamedTuple):
     """One API call of a session: its first record (``FILE:LINE``), its
     response, the evidence the signal finds for it, and how many items came
@@ -235,14 +180,14 @@ def session_steps(
     docstring), and every item's text by id (``FILE:LINE``). Several paths are
     read as one conversation (the speed check)."""
     records = _records([path] if isinstance(path, Path) else path)
-    calls = _calls(records)
+    calls = answered_calls(record["message"].get("content") for _, record in records)
     call: dict[int, str] = {}  # record position -> its call's key
     responses: dict[str, list[str]] = {}
     for k, (n, record) in enumerate(records):
         if record["type"] == "assistant":
             key = str(record.get("requestId") or record["message"].get("id") or n)
             call[k] = key
-            responses.setdefault(key, []).append(_text(record["message"].get("content")))
+            responses.setdefault(key, []).append(response_text([record["message"].get("content")]))
     index = EvidenceIndex(rule)
     items: dict[str, str] = {}
     steps: list[Step] = []
@@ -252,7 +197,7 @@ def session_steps(
             asked.add(call[k])
             response = "\n".join(t for t in responses[call[k]] if t)
             steps.append(Step(n, response, index.matches(response), len(index)))
-        text = _text(record["message"].get("content"), calls)
+        text = item_text(record["message"].get("content"), calls)
         index.add(n, text)
         items[n] = text
     return steps, items

@@ -30,7 +30,16 @@ from packproof.evals.scenarios.importers.claude_code.replay import (
 )
 from packproof.evals.scenarios.importers.claude_code.sessions import find_sessions
 
-__all__ = ["CheckRow", "Prices", "check_sessions", "explain", "load_prices", "within"]
+__all__ = [
+    "CheckRow",
+    "Prices",
+    "billed_usd",
+    "check_sessions",
+    "explain",
+    "load_prices",
+    "model_profile",
+    "within",
+]
 
 PRICES_FILE: Final = Path(__file__).resolve().parents[2] / "data" / "claude-prices.yaml"
 RELATIVE: Final = 0.01
@@ -95,15 +104,23 @@ class CheckRow(NamedTuple):
     sizing: str
 
 
-def _profile(model: str, one_hour: bool, prices: Prices) -> Profile:
+def model_profile(model: str, one_hour: bool, prices: Prices) -> Profile:
+    """The shipped ``anthropic`` profile (``anthropic-1h`` for 1-hour entries) with
+    the model's minimum cacheable prompt."""
     base = shipped_profile("anthropic-1h" if one_hour else "anthropic")
     return replace(base, min_tokens=prices.minimum(model))
 
 
+def billed_usd(cached: int, written: int, written_1h: int, uncached: int, price: float) -> float:
+    """A call's input cost as billed, in USD at ``price`` per million input tokens:
+    reads 0.1x, 5-minute writes 1.25x, 1-hour writes 2x, uncached 1x."""
+    five = written - written_1h
+    return price * (0.1 * cached + 1.25 * five + 2.0 * written_1h + uncached) / 1e6
+
+
 def _billed_cost(prompt: CallPrompt, price: float) -> float:
     u = prompt.call.usage
-    five = u.written - u.written_1h
-    return price * (0.1 * u.cached + 1.25 * five + 2.0 * u.written_1h + u.input) / 1e6
+    return billed_usd(u.cached, u.written, u.written_1h, u.input, price)
 
 
 def explain(prompt: CallPrompt, cached: int, written: int, previous: CallPrompt | None) -> str:
@@ -149,7 +166,7 @@ def _family_rows(main_prompts: Sequence[CallPrompt], prices: Prices) -> list[Che
         one_hour = sum(p.call.usage.written_1h > 0 for p in prompts) * 2 > sum(
             p.call.usage.written > 0 for p in prompts
         )
-        pricer = Pricer(_profile(model, one_hour, prices))
+        pricer = Pricer(model_profile(model, one_hour, prices))
         encoded = Prompts()
         counted: list[CallPrompt | None] = []
         last_t = -float("inf")

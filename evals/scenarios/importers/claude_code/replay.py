@@ -45,6 +45,7 @@ class CallPrompt:
     seed: tuple[str, int] | None
     note: str
     breakpoints: tuple[int, ...] | None = None  # None: the end and the static prefix
+    epoch: int = 0  # task notifications so far in its session (inferred rule 3)
 
 
 def _breakpoints(call: Call, offset: int, static: int) -> tuple[int, ...] | None:
@@ -136,7 +137,7 @@ def family_prompts(main: Session, session_prefix: int = SESSION_PREFIX_TOKENS) -
             (f"{model}|{epoch}|{m.uuid}", sizer.tokens[model, m.uuid]) for m in call.prompt
         )
         marks = _breakpoints(call, len(static), len(static))
-        prompt = CallPrompt(session.id, call, segments, len(static), seed, note, marks)
+        prompt = CallPrompt(session.id, call, segments, len(static), seed, note, marks, epoch)
         out.append(prompt)
         if session is main:
             latest[model] = prompt

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from packproof.evals.scenarios.evidence_signal import EvidenceIndex
 from packproof.evals.scenarios.format import Scenario, Turn
 from packproof.evals.scenarios.importers.claude_code.replay import (
     SESSION_PREFIX_TOKENS,
@@ -37,6 +38,30 @@ def _scenario_id(name: str) -> str:
     return "cc-" + _UNSAFE.sub("-", name.lower()).strip("-")
 
 
+def _warm(prompt: CallPrompt) -> int:
+    """The static prefix tokens live before the call, as its bill shows them: the
+    longest run of its static segments whose tokens the call read."""
+    live = total = 0
+    for _, tokens in prompt.segments[: prompt.static_segments]:
+        total += tokens
+        if total > prompt.call.usage.cached:
+            break
+        live = total
+    return live
+
+
+def _step_tags(prompt: CallPrompt, first_on_model: bool) -> tuple[str, ...]:
+    """A step's tags: ``step``, its model, its static prefix tokens and, on a
+    scenario's first step on a model, the part of that prefix already cached
+    (docs/claude-code.md, "Tags for pricing as billed"), and after a background
+    task's notification how many its session has had (the prompt breaks after
+    the static prefix there: inferred rule 3)."""
+    static = sum(tok for _, tok in prompt.segments[: prompt.static_segments])
+    tags: tuple[str, ...] = ("step", f"model:{prompt.call.model}", f"static:{static}")
+    tags += (f"warm:{_warm(prompt)}",) if first_on_model else ()
+    return (*tags, f"epoch:{prompt.epoch}") if prompt.epoch else tags
+
+
 def _item(prompt_id: str, role: str, tokens: int, text: str) -> dict[str, Any]:
     return {"id": prompt_id, "role": role, "tokens": tokens, "text": text or " "}
 
@@ -52,8 +77,13 @@ def _parts(
     turns: list[Turn] = []
     last: list[str] = []
     statics: list[int] = []  # the tokens before each step's items (static prefix, a parent's)
+    index = EvidenceIndex()  # the part's items so far, for the label-free evidence
+    models: set[str] = set()
 
     def close() -> None:
+        nonlocal index
+        index = EvidenceIndex()
+        models.clear()
         if not turns:
             return
         sid = _scenario_id(name) + (f"-part-{len(out) + 1}" if out else "")
@@ -86,6 +116,10 @@ def _parts(
             for m, (_, tok) in zip(messages, p.segments[offset:], strict=True)
         ]
         statics.append(sum(tok for _, tok in p.segments[:offset]))
+        index.extend((m.uuid, m.signal) for m in messages[len(index) :])
+        relevant = tuple(index.evidence(p.call.response))
+        first_on_model = p.call.model not in models
+        models.add(p.call.model)
         request = request_to_json(
             parse_request(
                 {
@@ -100,9 +134,9 @@ def _parts(
         turns.append(
             Turn(
                 request,
-                (),
+                relevant,
                 {},
-                ("step",),
+                _step_tags(p, first_on_model),
                 t=round(p.call.t - origin, 3),
                 usage=p.call.usage.to_json(),
             )

@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
+from packproof.evals.scenarios.importers.claude_code.signal import (
+    answered_calls,
+    item_text,
+    response_text,
+)
 from packproof.packer.errors import InputError
 
 __all__ = ["Call", "Message", "Session", "Usage", "read_session"]
@@ -68,6 +73,7 @@ class Message:
     line: int
     tool_result: bool = False
     request: str = ""  # an assistant record's requestId
+    signal: str = ""  # its text as the evidence signal reads it (signal.py)
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ class Call:
     prompt: tuple[Message, ...]
     task_notification: bool  # its newest user turn is a background task's notification
     marked: int  # messages up to the breakpoint (the chain's last record): inferred
+    response: str = ""  # its output as the evidence signal reads it: text and tool_use inputs
 
 
 @dataclass
@@ -213,6 +220,7 @@ def read_session(path: Path, *, compaction: bool = False) -> Session:
     firsts: list[tuple[int, dict[str, Any]]] = []
     seen_requests: set[str] = set()
     responses: dict[str, list[str]] = {}  # request id -> its assistant records
+    contents: dict[str, Any] = {}  # uuid -> its message content (the signal's texts)
     for n, rec in _records(path):
         kind = rec.get("type")
         uuid = rec.get("uuid")
@@ -231,6 +239,7 @@ def read_session(path: Path, *, compaction: bool = False) -> Session:
             )
         by_uuid[uuid] = (n, rec)
         content = message.get("content")
+        contents[uuid] = content
         tool_result = kind == "user" and _is_tool_result(content)
         request = rec.get("requestId") or message.get("id")
         messages[uuid] = Message(
@@ -254,13 +263,17 @@ def read_session(path: Path, *, compaction: bool = False) -> Session:
                 _usage(message, path, n)
                 firsts.append((n, rec))
     calls = []
+    answered = answered_calls(contents.values())
+    for uuid, m in messages.items():
+        messages[uuid] = replace(m, signal=item_text(contents[uuid], answered))
     for n, rec in firsts:
         message = rec["message"]
+        request_id = str(rec.get("requestId") or message.get("id"))
         chain = _chain(rec.get("parentUuid"), by_uuid)
         prompt, marked = _with_siblings(chain, messages, results_of, responses, n)
         calls.append(
             Call(
-                request_id=str(rec.get("requestId") or message.get("id")),
+                request_id=request_id,
                 t=_seconds(rec.get("timestamp"), path, n),
                 model=str(message.get("model", "")),
                 usage=_usage(message, path, n),
@@ -268,6 +281,7 @@ def read_session(path: Path, *, compaction: bool = False) -> Session:
                 prompt=tuple(prompt),
                 task_notification=_notified(prompt),
                 marked=marked,
+                response=response_text(contents[u] for u in responses[request_id]),
             )
         )
     for a, b in pairwise(calls):

@@ -218,3 +218,53 @@ def test_a_usage_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
     out.write_text(json.dumps(obj) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="usage"):
         load_compiled(out)
+
+
+def test_each_step_carries_its_label_free_evidence(tmp_path: Path) -> None:
+    """The Edit's path is what the Read returned: the signal points at the tool
+    result (the Read's input is read with its result), not at the user's request
+    or the bare call; a response with no rare token has no evidence."""
+    ts = "2026-02-11T10:00:0{}.000Z"
+    read = {"type": "tool_use", "id": "tu1", "name": "Read"}
+    records = [
+        _rec("u1", None, "user", "look at the config", ts.format(0)),
+        _rec(
+            "a1",
+            "u1",
+            "assistant",
+            [{**read, "input": {"file_path": "/srv/app/settings.yaml"}}],
+            ts.format(1),
+            requestId="r1",
+            usage=_usage(3, 9000, 0),
+        ),
+        _rec(
+            "t1",
+            "a1",
+            "user",
+            [{"type": "tool_result", "tool_use_id": "tu1", "content": "port: 8080"}],
+            ts.format(2),
+        ),
+        _rec(
+            "a2",
+            "t1",
+            "assistant",
+            [{"type": "text", "text": "Editing /srv/app/settings.yaml to set port 8081"}],
+            ts.format(3),
+            requestId="r2",
+            usage=_usage(3, 40, 9000),
+        ),
+    ]
+    (sc,) = import_claude_code([_write(tmp_path / "e.jsonl", records)])[0]
+    assert [t.relevant for t in sc.turns] == [(), ("t1",)]
+    assert [t.request["items"][-1]["id"] for t in sc.turns] == ["u1", "t1"]
+
+
+def test_steps_are_tagged_for_pricing_as_billed(tmp_path: Path) -> None:
+    """Model, static prefix (the 17,000 cached tokens then the session context up
+    to 21,460) and, on the first step, the part of it already cached (warm)."""
+    (sc,) = import_claude_code([_session(tmp_path / "s1.jsonl")], session_prefix=21460)[0]
+    assert [t.tags for t in sc.turns] == [
+        ("step", "model:claude-opus-4-6", "static:21460", "warm:17000"),
+        ("step", "model:claude-opus-4-6", "static:21460"),
+    ]
+    assert [t.relevant for t in sc.turns] == [(), ()]  # "make", "found it": nothing rare
