@@ -33,6 +33,7 @@ from packproof.evals.run.external import close_packers, parse_packer
 from packproof.evals.run.folder import check_out, owned, prune, safe_component, switch_latest
 from packproof.evals.run.identity import command_files, packproof_sha256
 from packproof.evals.run.packers import start_packers
+from packproof.evals.run.progress import EvalProgress
 from packproof.evals.run.runner import run_cells, tasks
 from packproof.evals.run.select import Selection, narrow
 from packproof.evals.schemafiles import validator
@@ -45,6 +46,9 @@ __all__ = ["MAX_JOBS", "MAX_KEEP", "check_count", "evaluate", "manifest", "valid
 
 MAX_JOBS: Final = 256  # worker processes, as --jobs allows
 MAX_KEEP: Final = 10**6  # complete runs kept, as --keep allows
+# The report bar's steps: read results.jsonl, compute the summary statistics,
+# render each file, write them.
+REPORT_STEPS: Final = 1 + 1 + len(RENDERERS) + 1
 
 
 def check_count(value: Any, where: str, low: int, high: int) -> int:
@@ -147,25 +151,6 @@ def manifest(config: EvalConfig) -> dict[str, Any]:
     }
 
 
-def _progress() -> Any:
-    """A progress bar on a terminal; nothing where stderr is not one (a CI log)."""
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    bar: Any = None
-
-    def tick(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, unit="task", file=sys.stderr, leave=False)
-        bar.update(1)
-        if done == total:
-            bar.close()
-
-    return tick
-
-
 def evaluate(
     config: Path | EvalConfig,
     *,
@@ -204,7 +189,9 @@ def evaluate(
     close_packers()  # packers this process started for an earlier eval ran older files
     # Every packer can run (bad input, one line naming it) before anything is written.
     start_packers(config.packers, argv, packer_timeout, executor, jobs)
-    with owned(run_dir):  # one run per folder; INCOMPLETE until every report is written
+    # On a terminal only (never a CI log): the cells, then each step of the reports.
+    bars = EvalProgress(REPORT_STEPS, sys.stderr, enabled=progress and sys.stderr.isatty())
+    with owned(run_dir), bars:  # one run per folder; INCOMPLETE until every report is written
         try:
             records = run_cells(
                 config,
@@ -213,14 +200,15 @@ def evaluate(
                 executor=executor,
                 resume=resume,
                 scheduler=scheduler,
-                progress=_progress() if progress else None,
+                progress=bars,
                 packer=argv,
                 timeout=packer_timeout,
             )
         except WorkerDied as exc:
             raise exc.left(run_dir) from None
         with cyclic_gc_paused():  # the records are acyclic; collections would rescan them
-            _write_reports(config, records, {**info, "run_id": run_id}, run_dir, executor, jobs)
+            info = {**info, "run_id": run_id}
+            _write_reports(config, records, info, run_dir, executor, jobs, bars)
     switch_latest(run_dir.parent, run_dir)  # only a complete run becomes latest
     if keep is not None:
         prune(run_dir.parent, keep)
@@ -234,9 +222,12 @@ def _write_reports(
     run_dir: Path,
     executor: str,
     jobs: int,
+    bars: EvalProgress,
 ) -> None:
-    """Build the report model once, render every format, then write them all."""
+    """Build the report model once, render every format, then write them all;
+    ``bars`` shows each of the :data:`REPORT_STEPS` steps as it starts."""
     labels = config.labels
+    bars.step("computing the summary statistics")
     summary = build_report(
         records,
         specs=config.specs,
@@ -259,6 +250,13 @@ def _write_reports(
         raise RuntimeError("summary.json violates its schema: " + "; ".join(errors[:3]))
     scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
     ctx = ReportContext(summary, order_records(records, config.specs, config.budgets), scenarios)
-    outputs = {n: out for n, render in RENDERERS.items() if (out := render(ctx)) is not None}
+    outputs: dict[str, str | bytes] = {}
+    for name, render in RENDERERS.items():
+        bars.step(f"rendering {name}")
+        if (out := render(ctx)) is not None:  # None: no file (a plot without data)
+            outputs[name] = out
+    bars.step("writing")
     for name, content in outputs.items():
+        bars.show(f"writing {name}")
         write_atomic(run_dir / name, content)
+    bars.close(f"{len(outputs)} files written")

@@ -11,7 +11,6 @@ by cell key: they do not depend on the executor or the finishing order."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,13 +44,7 @@ from packproof.packer.model import Items
 from packproof.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
 from packproof.packer.request import Request, parse_items, parse_request, request_to_json
 
-__all__ = [
-    "Task",
-    "parsed_turns",
-    "run_cells",
-    "run_task",
-    "tasks",
-]
+__all__ = ["Task", "parsed_turns", "run_cells", "run_task", "tasks"]
 
 
 @dataclass(frozen=True)
@@ -320,7 +313,8 @@ def run_cells(
     The executor is set up (a Dask scheduler reached) and every packer command
     started before the run directory is touched, so a failure there never costs
     earlier results. The packers this process started are ended when the cells
-    are done, however they end."""
+    are done, however they end. ``progress(done, total)`` counts cells of the
+    grid: called once before any task, then as each task's records are written."""
     start_packers(config.packers, packer, timeout, executor, jobs)
     fn = _TaskRunner(
         config.specs,
@@ -374,12 +368,17 @@ def _run_into(
     # Longest first (a replay is one task of all its turns), so that no worker
     # starts a long conversation last while the others sit idle.
     work.sort(key=lambda t: len(t.turns), reverse=True)
+    # Progress is in cells (records) of the whole grid, from those a resume kept.
+    written = len(finished)
+    progress = progress or (lambda done, total: None)
+    progress(written, len(grid))
     with results.open("a", encoding="utf-8") as sink:
-        for n, batch in enumerate(execute(fn, work), 1):
-            sink.write("".join(line for key, line in batch if key not in finished))
+        for batch in execute(fn, work):
+            lines = [line for key, line in batch if key not in finished]
+            sink.write("".join(lines))
             sink.flush()
-            if progress:
-                progress(n, len(work))
+            written += len(lines)
+            progress(written, len(grid))
     # Reports read the records as written, so they are a function of the file
     # alone: a resumed run and an uninterrupted one report the same bytes.
     return read_results(results)
@@ -414,7 +413,3 @@ class _TaskRunner:
             dict(self.packers),
         )
         return [(r["key"], dumps(r) + "\n") for r in records]
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
