@@ -41,12 +41,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from packproof.evals.bench.cachelimit import TERMS, find_suites, physical_limit
-from packproof.evals.bench.common import EXIT_OK
+from packproof.evals.bench.common import EXIT_OK, EXIT_USAGE
 from packproof.evals.metrics.cache.files import load_profiles
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.report.frontier import pareto
 from packproof.evals.report.replay import DEFAULT_PLACEMENT, PLACEMENT_ORDER
 from packproof.evals.run.suites import load_suite
+from packproof.packer.errors import InputError
 
 __all__ = [
     "cost_breakdown",
@@ -396,7 +397,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the run's suite (repeatable; default: found by its manifest's name and sha256)",
     )
     args = parser.parse_args(argv)
-    report = measure(args.run_dir, args.scenarios)
+    summary = args.run_dir / "summary.json"
+    if not summary.is_file():
+        where = f"{parser.prog}: error: {args.run_dir}"
+        print(f"{where}: not a run folder (expected {summary.name} in it)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        report = measure(args.run_dir, args.scenarios)
+    except (InputError, OSError, ValueError) as exc:  # one line, as every command's
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(format_report(report))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,8 +4,8 @@ A space's ``objective`` block replaces its single ``metric``. Each conversation
 (replay scenario) at each budget is one **unit**, with two values per candidate
 spec: its *probe recall* (the mean ``evidence_recall`` of its probes that have
 gold evidence) and its *relative cost* (Σ cost / Σ input tokens over every
-request it makes, conversation steps and probes alike (issue 28: a policy that
-recalls only on probes is not free), priced under the objective's profile
+request it makes, conversation steps and probes alike (a policy that recalls
+only on probes is not free), priced under the objective's profile
 behind its static prefix; 1.0 = no caching). A mean is over units, so the
 conversation is the unit: cells are never pooled across conversations.
 
@@ -36,6 +36,7 @@ import numpy as np
 
 from packproof.evals.report.stats import mean_ci, paired
 from packproof.evals.run.config import EvalConfig
+from packproof.evals.run.replay import PLACEMENTS
 from packproof.packer.cacheaware import build_cache_aware
 from packproof.packer.errors import InputError
 from packproof.packer.packspec import PackSpec
@@ -48,14 +49,13 @@ __all__ = [
     "cross_validate",
     "folds",
     "make_candidate",
-    "objective_markdown",
     "objective_result",
     "require_two",
-    "searched",
     "unit_values",
 ]
 
 SIGNIFICANCE: Final = 0.05
+_AT: Final = " @ "  # between a spec and the breakpoint placement it is priced under
 RECALL, COST = "probe_recall", "relative_cost"
 Unit = tuple[str, str]  # (conversation, budget)
 Pair = tuple[float | None, float | None]  # (probe recall, relative cost); None: undefined
@@ -150,13 +150,22 @@ def unit_values(
         a = acc.setdefault(r["spec"], {}).setdefault(unit, [[], 0.0, 0])
         if r["status"] != "ok":
             continue
-        if r["probe"]:
-            recall = r["metrics"].get("evidence_recall")
-            if recall is not None:
-                a[0].append(float(recall))
+        recall = r["metrics"].get("evidence_recall") if r["probe"] else None
+        if recall is not None:
+            a[0].append(float(recall))
         f = r["cache"][objective.profile][static]  # every request costs, probes too
         a[1] += f["cost"]
         a[2] += f["cached"] + f["written"] + f["uncached"]
+        # each breakpoint placement a caller could choose is a configuration too
+        for placement, priced in r.get("cache_placements", {}).items():
+            f = priced.get(objective.profile, {}).get(static)
+            if f is None:
+                continue
+            b = acc.setdefault(placed(r["spec"], placement), {}).setdefault(unit, [[], 0.0, 0])
+            if r["probe"] and recall is not None:
+                b[0].append(float(recall))
+            b[1] += f["cost"]
+            b[2] += f["cached"] + f["written"] + f["uncached"]
     return {
         spec: {
             unit: (
@@ -167,6 +176,27 @@ def unit_values(
         }
         for spec, units in acc.items()
     }
+
+
+def placed(spec: str, placement: str) -> str:
+    """A configuration's key: the spec priced under a breakpoint placement."""
+    return f"{spec}{_AT}{placement}"
+
+
+def configurations(specs: Sequence[str], values: Mapping[str, Any]) -> list[str]:
+    """Each spec, then the spec under each breakpoint placement it was priced
+    under (a caller chooses where its breakpoints go: docs/metrics.md,
+    "Breakpoint placements"), in spec order."""
+    out = []
+    for spec in specs:
+        out.append(spec)
+        out += [placed(spec, p) for p in PLACEMENTS if placed(spec, p) in values]
+    return out
+
+
+def _split(key: str) -> tuple[str, str | None]:
+    spec, _, placement = key.partition(_AT)
+    return spec, placement or None
 
 
 def means(values: Mapping[Unit, Pair], keep: set[str]) -> Pair:
@@ -275,13 +305,14 @@ def objective_result(
     units = sorted(values.get(default.spec, {}))
     groups = sorted({u[0] for u in units})
     require_two(groups, "replay conversations")
-    specs = [c.spec for c in candidates]
+    specs = configurations([c.spec for c in candidates], values)
     by_spec = {c.spec: c for c in reversed(candidates)}  # a repeated spec: its first candidate
     parts = folds(groups, space.get("folds", 5), space.get("seed", 0))
     fold_rows, held = cross_validate(values, specs, default.spec, parts, objective)
     for row in fold_rows:
-        chosen = by_spec[row.pop("spec")]
-        row.update({"chosen": chosen.fields(), "label": chosen.label})
+        spec, placement = _split(row.pop("spec"))
+        chosen = by_spec[spec]
+        row.update({"chosen": _fields(chosen, placement), "label": chosen.label})
     stats = _held_out(held, config)
     tuned_ok = objective.satisfied(_mean_of(stats["tuned"]))
     default_ok = objective.satisfied(_mean_of(stats["default"]))
@@ -307,9 +338,9 @@ def objective_result(
             "satisfies_on_held_out": tuned_ok,
         },
         "chosen": {
-            **by_spec[final].fields(),
-            "spec": final,
-            "label": by_spec[final].label,
+            **_fields(by_spec[_split(final)[0]], _split(final)[1]),
+            "spec": _split(final)[0],
+            "label": by_spec[_split(final)[0]].label,
             "all_conversations": _pair(means(values[final], set(groups))),
             "feasible": feasible,
         },
@@ -320,94 +351,7 @@ def objective_result(
     }
 
 
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
-
-
-def _stat(s: Mapping[str, Any] | None, sign: bool = False) -> str:
-    if not s:
-        return "–"
-    fmt = "+.3f" if sign else ".3f"
-    return f"{s['mean']:{fmt}} [{s['low']:.3f}, {s['high']:.3f}]"
-
-
-def searched(chosen: Mapping[str, Any]) -> str:
-    """A fold's or the search's chosen values (parameters, then cache options)."""
-    values = {**chosen["params"], **chosen.get("cache", {})}
-    return ", ".join(f"{k}={v}" for k, v in values.items()) or "(defaults)"
-
-
-def objective_markdown(r: Mapping[str, Any]) -> str:
-    """tune.md for an objective search."""
-    o = r["objective"]
-    objective = Objective(
-        RECALL if "maximize" in o else COST,
-        o.get("cost_ceiling", o.get("recall_floor")),
-        o["profile"],
-        o["static_prefix_tokens"],
-    )
-    goal = "maximize probe recall" if objective.maximize else "minimize relative cost"
-    left = r.get("left_out")
-    vs = r["tuned"]["versus_default"]
-
-    def p(s: Mapping[str, Any] | None) -> str:
-        return "" if not s else f" (p={s['p_value']:.3g})"
-
-    def yes(flag: bool) -> str:
-        return "yes" if flag else "**no**"
-
-    c = r["chosen"]
-    lines = [
-        f"# packproof tune: {r['strategy']} on {r['config']}",
-        "",
-        f"{r['candidates']} candidate specs ({r['search']}"
-        + (f"; {left} combinations no pack can honour left out" if left else "")
-        + f"). Objective: {goal} with {objective.constraint()}, priced under "
-        f"`{o['profile']}` behind a {o['static_prefix_tokens']}-token static prefix. "
-        f"{r['units']} units (conversation x budget) of {r['conversations']} conversations, "
-        f"budgets {r['budgets']}; {len(r['folds'])}-fold cross-validation by conversation. "
-        "Relative cost is a conversation's input cost over its input tokens, every request "
-        "counted (steps and probes; 1.0 = no caching); "
-        "probe recall the mean evidence recall of its probes; means are over units.",
-        "",
-        f"| held out | probe recall | relative cost | {objective.constraint()} |",
-        "|---|---|---|---|",
-        *(
-            f"| {name} | {_stat(g['held_out'][RECALL])} | {_stat(g['held_out'][COST])} "
-            f"| {yes(g['satisfies_on_held_out'])} |"
-            for name, g in (
-                (f"defaults `{r['default']['label']}`", r["default"]),
-                ("tuned (chosen per fold)", r["tuned"]),
-            )
-        ),
-        f"| difference, paired (Wilcoxon p) | {_stat(vs[RECALL], True)}{p(vs[RECALL])} "
-        f"| {_stat(vs[COST], True)}{p(vs[COST])} | |",
-        "",
-        f"Chosen on all conversations: `{c['label']}` (probe recall "
-        f"{_num(c['all_conversations'][RECALL])}, relative cost "
-        f"{_num(c['all_conversations'][COST])}"
-        + ("" if c["feasible"] else "; no candidate meets the constraint, this is the closest")
-        + "). "
-        + (
-            "It does **not** win on held-out conversations: keep the defaults."
-            if not r["wins_on_held_out"]
-            else "It **wins** on held-out conversations: it meets the constraint there, "
-            + (
-                "and the defaults do not."
-                if not r["default"]["satisfies_on_held_out"]
-                else "as the defaults do, and is significantly better (p < 0.05)."
-            )
-        ),
-        "",
-        "| held-out conversations | chosen | feasible | train recall | train cost "
-        "| held-out recall | held-out cost | defaults recall | defaults cost |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for f in r["folds"]:
-        t, h, d = f["train"], f["held_out_values"], f["default_held_out"]
-        lines.append(
-            f"| {', '.join(f['held_out'])} | {searched(f['chosen'])} "
-            f"| {yes(f['feasible'])} | {_num(t[RECALL])} | {_num(t[COST])} "
-            f"| {_num(h[RECALL])} | {_num(h[COST])} | {_num(d[RECALL])} | {_num(d[COST])} |"
-        )
-    return "\n".join(lines) + "\n"
+def _fields(candidate: Candidate, placement: str | None) -> dict[str, Any]:
+    """A candidate's searched values, and the breakpoint placement chosen with
+    it (``default``: the profile's own)."""
+    return {**candidate.fields(), "placement": placement or "default"}

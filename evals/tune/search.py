@@ -42,6 +42,7 @@ from packproof.evals.run.runner import run_cells
 from packproof.evals.run.suites import load_suite
 from packproof.evals.scenarios.yamlsafe import LineMap, load_yaml
 from packproof.evals.schemafiles import best_error, validator, violation
+from packproof.evals.tune.markdown import objective_markdown, searched
 from packproof.evals.tune.objective import (
     COST,
     RECALL,
@@ -49,10 +50,8 @@ from packproof.evals.tune.objective import (
     Objective,
     folds,
     make_candidate,
-    objective_markdown,
     objective_result,
     require_two,
-    searched,
 )
 from packproof.packer.cacheaware import CacheAware, build_cache_aware, check_option
 from packproof.packer.errors import InputError, require

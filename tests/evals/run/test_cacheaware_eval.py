@@ -373,3 +373,13 @@ cache:
     (run / "r.jsonl").write_bytes(suite.read_bytes())
     assert main([str(run)]) == 0
     assert capsys.readouterr().out.splitlines() == lines
+
+
+def test_the_target_bench_refuses_a_folder_that_is_not_a_run_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from packproof.evals.bench.cacheaware import main
+
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a run folder (expected summary.json in it)" in err

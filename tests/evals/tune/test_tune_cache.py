@@ -22,6 +22,7 @@ from packproof.evals.tune.objective import (
     RECALL,
     Objective,
     choose,
+    configurations,
     cross_validate,
     means,
     unit_values,
@@ -118,12 +119,13 @@ def test_every_shipped_space_loads(tmp_path: Path) -> None:
         candidates, left_out = _candidates(space, space["strategy"])
         assert candidates and (left_out == 0 or "carry_recall" in space["cache"])
     space, objective = _load_space(DATA / "spaces" / "bm25-cache.yaml", "bm25", config)
-    assert objective == Objective(RECALL, 0.35, "anthropic", 2000)
-    # 3 x 2 x 2 (low_water, recall_share, recall_depth) x 4 recall variants: carried,
-    # or not carried and refreshed each step, every 20 steps or on compaction
+    assert objective == Objective(COST, 0.645, "anthropic", 2000)
+    # 2 x 2 x 2 x 2 (low_water, recall_share, recall_depth, placement) x 4 recall
+    # variants: carried, or not carried and refreshed each step, every 20 steps or on
+    # compaction
     candidates, left_out = _candidates(space, "bm25")
-    assert (len(candidates), left_out) == (48, 24)
-    assert sum("carry_recall=false" in c.label for c in candidates) == 36
+    assert (len(candidates), left_out) == (64, 32)
+    assert sum("carry_recall=false" in c.label for c in candidates) == 48
 
 
 BAD = {
@@ -301,8 +303,10 @@ def test_tuning_a_replay_under_a_cost_ceiling(
         }
     )
     values = unit_values(seen, objective)
-    specs = [s for s in values if "+cache(" in s]
-    assert len(specs) == 5
+    # each of the 5 cache-aware specs, and it under the 2 placements its packs suggest
+    bare = list(dict.fromkeys(s.split(" @ ")[0] for s in values if "+cache(" in s))
+    specs = configurations(bare, values)  # as the search orders them (ties: the first)
+    assert len(bare) == 5 and len(specs) == 15
     held_out: list[str] = []
     for fold in result["folds"]:
         test = set(fold["held_out"])
@@ -310,8 +314,14 @@ def test_tuning_a_replay_under_a_cost_ceiling(
         held_out += fold["held_out"]
         # the choice is made on the training conversations alone ...
         spec, ok = choose(specs, {s: means(values[s], train) for s in specs}, objective)
-        assert (fold["label"], fold["feasible"]) == (parse_pack_spec(spec).label(), ok)
-        assert fold["chosen"] == {"params": {}, "cache": chosen} and ok == feasible
+        bare, _, placement = spec.partition(" @ ")
+        assert (fold["label"], fold["feasible"]) == (parse_pack_spec(bare).label(), ok)
+        assert fold["chosen"] == {
+            "params": {},
+            "cache": chosen,
+            "placement": placement or "default",
+        }
+        assert ok == feasible
         # ... and scored on the held-out ones alone
         recall, cost = means(values[spec], test)
         assert fold["held_out_values"] == {RECALL: recall, COST: pytest.approx(cost)}
@@ -323,7 +333,7 @@ def test_tuning_a_replay_under_a_cost_ceiling(
     assert tuned["versus_default"][COST]["mean"] < 0  # cache-aware is cheaper here
     assert result["chosen"]["cache"] == chosen and result["chosen"]["feasible"] == feasible
     # the cost is a mean over conversation x budget units, each its own sum over
-    # its requests, steps and probes alike (issue 28): never cells pooled across
+    # its requests, steps and probes alike: never cells pooled across
     # conversations (which differ in length)
     steps = [r for r in seen if r["spec"] == default]
     assert any(r["probe"] for r in steps)
