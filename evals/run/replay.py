@@ -65,7 +65,7 @@ PACK: Final = "_pack"  # the runner's private field: (id, tokens) in pack order
 BREAKPOINTS: Final = "_breakpoints"  # the runner's private field: the pack's suggestion
 
 Pack = Sequence[tuple[str, int]]
-# The breakpoints a caller would place, besides the profile's default (issue 28):
+# The breakpoints a caller would place, besides the profile's default:
 # after the static prefix, the pack's stable end and its end; or the first two.
 PLACEMENTS: Final = ("static+stable+end", "static+stable")
 

@@ -1,4 +1,4 @@
-"""A label-free evidence signal for agent work (issue 29, "Recall without labels").
+"""A label-free evidence signal for agent work (docs/evidence-signal.md).
 
 An earlier item is *evidence* for a step when the assistant's response at that
 step reuses a rare salient token first seen in that item. Salient tokens are the
