@@ -75,22 +75,8 @@ __all__ = [
     "cheapest_placement",
 ]
 
-# Per-chain values, in the order the group lists them.
-CHAIN_STATS: Final = (
-    "cache_hit_rate",
-    "relative_cost",
-    "input_cost",
-    "input_tokens",
-    "conversation_cost",
-    "probe_cost",
-    "prefix_breaks",
-    "break_share",
-    "first_break",
-    "divergence_tokens",
-    "prefix_stability",
-    "prefix_stability_tokens",
-)
-PROBE_STATS: Final = ("probe_recall", "probe_hit_rate", "probe_relative_cost")
+# The per-chain values that come from the priced requests (None when a request
+# was not priced under the profile), then the others: the order a group lists them.
 _COSTS: Final = (
     "cache_hit_rate",
     "relative_cost",
@@ -99,6 +85,16 @@ _COSTS: Final = (
     "conversation_cost",
     "probe_cost",
 )
+CHAIN_STATS: Final = (
+    *_COSTS,
+    "prefix_breaks",
+    "break_share",
+    "first_break",
+    "divergence_tokens",
+    "prefix_stability",
+    "prefix_stability_tokens",
+)
+PROBE_STATS: Final = ("probe_recall", "probe_hit_rate", "probe_relative_cost")
 # The default placement (the profile's breakpoints), then those a caller would
 # choose (evals/run/replay.py); a group's cheapest is the first of the lowest.
 DEFAULT_PLACEMENT: Final = "default"

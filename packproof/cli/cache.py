@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from packproof.cli.common import EXIT_OK
+from packproof.cli.common import EXIT_OK, add_session_prefix, session_prefix
 from packproof.packer.result import cyclic_gc_paused
 
 __all__ = ["add_parsers"]
@@ -38,7 +38,7 @@ def cmd_cache_check(args: argparse.Namespace) -> int:
     )
 
     prices = load_prices()
-    rows = check_sessions([Path(p) for p in args.paths], args.session_prefix, prices)
+    rows = check_sessions([Path(p) for p in args.paths], prices=prices, **session_prefix(args))
     total = totals(rows, prices)
     run = new_run_folder(Path(args.output))
     for path in write_check(rows, total, run):
@@ -82,14 +82,7 @@ def add_parsers(sub: Any) -> None:
         metavar="DIR",
         help="where the run folder (check-N, never an existing one) is made",
     )
-    c.add_argument(
-        "--session-prefix",
-        type=int,
-        default=21460,
-        metavar="TOKENS",
-        help="where a main session's prompt breaks back to after a compaction (inferred "
-        "from the records: `packproof docs claude-code`)",
-    )
+    add_session_prefix(c)
     c.set_defaults(func=cmd_cache_check)
     p = actions.add_parser(
         "simulate",

@@ -16,10 +16,12 @@ __all__ = [
     "EXIT_INPUT",
     "EXIT_OK",
     "Parser",
+    "add_session_prefix",
     "add_workers",
     "bounded",
     "config_path",
     "read_json",
+    "session_prefix",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
@@ -75,6 +77,24 @@ def config_path(args: argparse.Namespace) -> Path:
             "", "no eval config here: run `packproof init`, or pass --config FILE", source=CONFIG
         )
     return Path(CONFIG)
+
+
+def add_session_prefix(parser: argparse.ArgumentParser) -> None:
+    """``--session-prefix``, for the commands that read Claude Code sessions; None
+    when not given (the importer's inferred constant applies)."""
+    parser.add_argument(
+        "--session-prefix",
+        type=bounded(int, 0, 10**9),
+        default=None,
+        metavar="TOKENS",
+        help="where a main session's prompt breaks back to after a compaction (default: "
+        "the constant inferred from the records: `packproof docs claude-code`)",
+    )
+
+
+def session_prefix(args: argparse.Namespace) -> dict[str, int]:
+    """The ``session_prefix`` keyword for the importer and the check, when given."""
+    return {} if args.session_prefix is None else {"session_prefix": args.session_prefix}
 
 
 def add_workers(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:

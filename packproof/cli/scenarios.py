@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from packproof.cli.common import EXIT_FAIL, EXIT_OK, bounded
+from packproof.cli.common import EXIT_FAIL, EXIT_OK, add_session_prefix, bounded, session_prefix
 from packproof.packer.errors import InputError
 from packproof.packer.files import check_target, check_targets, write_atomic
 from packproof.packer.jsonio import dumps
@@ -121,7 +121,7 @@ def cmd_import_claude_code(args: argparse.Namespace) -> int:
     sources = [Path(p) for p in args.paths]
     out = Path(args.output)
     check_target(out, sources)  # before any work
-    scenarios, report = IMPORTERS["claude-code"](sources, session_prefix=args.session_prefix)
+    scenarios, report = IMPORTERS["claude-code"](sources, **session_prefix(args))
     write_atomic(out, "".join(dumps(sc.to_json()) + "\n" for sc in scenarios), inputs=sources)
     print(
         f"wrote {len(scenarios)} scenarios ({sum(len(s.turns) for s in scenarios)} turns) to {out}"
@@ -222,12 +222,5 @@ def add_parsers(sub: Any) -> None:
         help="a session file (<id>.jsonl), a folder of them or a ~/.claude/projects tree",
     )
     p.add_argument("-o", "--output", required=True, help="the compiled scenarios (JSONL) to write")
-    p.add_argument(
-        "--session-prefix",
-        type=int,
-        default=21460,
-        metavar="TOKENS",
-        help="where a main session's prompt breaks back to after a compaction (inferred "
-        "from the records: `packproof docs claude-code`)",
-    )
+    add_session_prefix(p)
     p.set_defaults(func=cmd_import_claude_code)
