@@ -128,18 +128,18 @@ def compare(
     metrics: Sequence[str],
     labels: Mapping[str, str],
     stats: Stats,
+    tables: dict[Any, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Each pair ``(a, b, why)`` at one budget, per metric: the mean difference
     a - b over the cells both have a value for, its interval and Wilcoxon p
     (unit: cell) and, where those cells cluster, its cluster interval and
-    sign-flip p under ``cluster`` (unit: conversation)."""
-    here = frame[frame["budget"] == budget]
+    sign-flip p under ``cluster`` (unit: conversation). ``tables`` keeps the
+    cells of each budget, one column per spec, for the next call on ``frame``."""
+    present = [m for m in metrics if m in frame]
+    pivoted = _wide(frame, budget, present, {} if tables is None else tables)
     out = []
-    for metric in metrics:
-        if metric not in here:
-            continue
-        wide = here.pivot(index=["suite", "scenario", "turn"], columns="spec", values=metric)
-        clusters = np.array([f"{s}/{c}" for s, c, _ in wide.index.to_list()], dtype=object)
+    for metric in present:
+        wide, clusters = pivoted[metric]
         for a, b, why in pairs:
             if a not in wide or b not in wide:
                 continue
@@ -165,6 +165,22 @@ def compare(
                 )
             out.append(row)
     return out
+
+
+def _wide(
+    frame: pd.DataFrame, budget: Any, metrics: Sequence[str], tables: dict[Any, Any]
+) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
+    """Each metric at one budget, a row per (suite, scenario, turn) and a column
+    per spec, with each row's cluster: the metrics not in ``tables`` yet
+    pivoted at once, and kept there."""
+    missing = [m for m in metrics if (budget, m) not in tables]
+    if missing:
+        here = frame[frame["budget"] == budget]
+        wide = here.pivot(index=["suite", "scenario", "turn"], columns="spec", values=missing)
+        clusters = np.array([f"{s}/{c}" for s, c, _ in wide.index.to_list()], dtype=object)
+        for m in missing:
+            tables[budget, m] = (wide[m], clusters)
+    return {m: tables[budget, m] for m in metrics}
 
 
 def breakdown(

@@ -35,6 +35,8 @@ _KEYS: Final = (
 _REPLAY_KEYS: Final = ("profile", "static_prefix_tokens")
 _REPLAY_VALUES: Final = ("chains", "steps", "probes", *CHAIN_STATS, *PROBE_STATS)
 
+_BLANKS: Final = ("",) * len(_KEYS)  # a key column a record lacks is left empty
+
 # A spreadsheet runs a cell that starts with one of these as a formula.
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
 
@@ -92,14 +94,14 @@ def render_csv(ctx: ReportContext) -> str:
     writer.writerow([_cell(k) for k in (*_KEYS, *replay_keys, *names, *extra)])
     specs = [s["spec"] for s in summary["strategies"]]
     ordered = order_records(records, specs, summary["budgets"])
-    values = [[r["metrics"].get(m) for m in names] for r in ordered]
+    values = [list(map(r["metrics"].get, names)) for r in ordered]
     # Every float rounded as canonical() does, in one pass over the table.
     floats = [v for row in values for v in row if isinstance(v, float)]
     floats += [v for row in replay_rows for v in row if isinstance(v, float)]
     rounded = iter(canonical_array(floats))
     for r, row in zip(ordered, values, strict=True):
         metrics = ["" if v is None else next(rounded) if isinstance(v, float) else v for v in row]
-        keys = (_cell(r.get(k, "")) for k in _KEYS)
+        keys = map(_cell, map(r.get, _KEYS, _BLANKS))
         writer.writerow([*keys, *([""] * len(replay_keys)), *metrics, *([""] * len(extra))])
     for row in replay_rows:
         writer.writerow(

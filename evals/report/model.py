@@ -12,8 +12,8 @@ The renderers import this module; it imports none of them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -108,25 +108,31 @@ def build_report(
     best = best_specs(groups, budgets)
     paired_metrics = [m for m in PAIRED if m in frame]
     comparisons = []
+    tables: dict[Any, Any] = {}  # the cells pivoted per budget and metric, once
     for budget in budgets:
         pairs = [(s, baseline, "baseline") for s in specs if s != baseline]
         if str(budget) in best:
             pairs += [(s, best[str(budget)], "best") for s in specs if s != best[str(budget)]]
         pairs += [(a, b, "config") for a, b in compare]
         comparisons += aggregate.compare(
-            frame, _unique_pairs(pairs), budget, paired_metrics, labels, stats
+            frame, _unique_pairs(pairs), budget, paired_metrics, labels, stats, tables
         )
 
     def one_pair(a: str, b: str, metric: str, budget: Any) -> dict[str, Any] | None:
-        rows = aggregate.compare(frame, [(a, b, "verdict")], budget, [metric], labels, stats)
+        rows = aggregate.compare(
+            frame, [(a, b, "verdict")], budget, [metric], labels, stats, tables
+        )
         return rows[0] if rows else None
 
     verdict = verdicts(groups, budgets=budgets, baseline=baseline, paired=one_pair, replay=replay)
     failures = [{"key": r["key"], "failures": r["failures"]} for r in ordered if r["failures"]]
+    latencies: dict[str, list[float]] = {s: [] for s in specs}
+    for r in ordered:
+        latencies.setdefault(r["spec"], []).append(r["latency_ms"])
     latency = {
         labels[s]: {
-            "p50_ms": _percentile([r["latency_ms"] for r in ordered if r["spec"] == s], 50),
-            "p95_ms": _percentile([r["latency_ms"] for r in ordered if r["spec"] == s], 95),
+            "p50_ms": _percentile(latencies[s], 50),
+            "p95_ms": _percentile(latencies[s], 95),
         }
         for s in specs
     }
@@ -171,8 +177,17 @@ def _unique_pairs(pairs: Sequence[tuple[str, str, str]]) -> list[tuple[str, str,
 @dataclass(frozen=True)
 class ReportContext:
     """What every renderer reads: the summary (computed once), the records in
-    cell-key order, and the scenarios by id (for prompts and item texts)."""
+    cell-key order, and the scenarios by id (for prompts and item texts); and
+    what a renderer made that another reuses (report.html embeds the PNG plots,
+    each drawn once: :meth:`once`)."""
 
     summary: Mapping[str, Any]
     records: Sequence[dict[str, Any]]
     scenarios: Mapping[str, Scenario]
+    made: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def once(self, name: str, make: Callable[[], Any]) -> Any:
+        """``make()``, called the first time ``name`` is asked for and then kept."""
+        if name not in self.made:
+            self.made[name] = make()
+        return self.made[name]

@@ -216,8 +216,13 @@ def frontier_figure(ctx: ReportContext) -> Any:
 
 def frontier(ctx: ReportContext) -> bytes | None:
     """``frontier.png`` (see :func:`frontier_figure`); None: no file."""
-    fig = frontier_figure(ctx)
-    return None if fig is None else png(fig)
+
+    def make() -> bytes | None:
+        fig = frontier_figure(ctx)
+        return None if fig is None else png(fig)
+
+    made: bytes | None = ctx.once("frontier.png", make)  # report.html embeds it too
+    return made
 
 
 def _key(**style: Any) -> Any:

@@ -84,5 +84,10 @@ def _horizontal(ax: Any) -> dict[str, Any]:
 
 def latency(ctx: ReportContext) -> bytes | None:
     """``latency.png`` (see :func:`latency_figure`); None: no file."""
-    fig = latency_figure(ctx)
-    return None if fig is None else png(fig)
+
+    def make() -> bytes | None:
+        fig = latency_figure(ctx)
+        return None if fig is None else png(fig)
+
+    made: bytes | None = ctx.once("latency.png", make)  # report.html embeds it too
+    return made

@@ -244,11 +244,21 @@ def _stability_panel(
 
 def recall_vs_budget(ctx: ReportContext) -> bytes | None:
     """``recall_vs_budget.png`` (see :func:`recall_vs_budget_figure`); None: no file."""
-    fig = recall_vs_budget_figure(ctx)
-    return None if fig is None else png(fig)
+
+    def make() -> bytes | None:
+        fig = recall_vs_budget_figure(ctx)
+        return None if fig is None else png(fig)
+
+    made: bytes | None = ctx.once("recall_vs_budget.png", make)  # report.html embeds it too
+    return made
 
 
 def recall_vs_stability(ctx: ReportContext) -> bytes | None:
     """``recall_vs_stability.png`` (see :func:`recall_vs_stability_figure`); None: no file."""
-    fig = recall_vs_stability_figure(ctx)
-    return None if fig is None else png(fig)
+
+    def make() -> bytes | None:
+        fig = recall_vs_stability_figure(ctx)
+        return None if fig is None else png(fig)
+
+    made: bytes | None = ctx.once("recall_vs_stability.png", make)  # report.html embeds it too
+    return made
