@@ -108,6 +108,9 @@ def memory_target(memory: dict[str, Any]) -> dict[str, Any]:
         f"resident memory < {MEMORY_TARGET_BYTES // 2**20} MB",
         "measured": memory["peak_rss_bytes"] / 2**20,
         "unit": "MB",
+        "floor": MEMORY_TARGET_BYTES / 2**20,
+        "ratio": memory["peak_rss_bytes"] / MEMORY_TARGET_BYTES,
+        "at_most": True,
         "met": memory["peak_rss_bytes"] < MEMORY_TARGET_BYTES,
     }
 

@@ -21,27 +21,45 @@ A bad line is one :class:`InputError` naming the file, the line and the JSON
 pointer; the lines given out before it are whole lines, the results of the
 steps before it, and the chains' totals are not given (their absence, and the
 exit code, say the output is incomplete).
+
+Reading runs at about the speed of the JSON, the model's arithmetic a small
+share: a line's checks run in C where the line is good (lines.py), each step
+is encoded once and its segments' output text written as soon as it is read
+(the batch then holds bytes, not the segments' objects), and a prompt that
+extends its chain's last one is read without it (reuse.py). What a quick
+check does not accept goes to the strict walk, which names what is wrong.
 """
 
 from __future__ import annotations
 
-import math
 import sys
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
+from itertools import accumulate
 from pathlib import Path
-from typing import IO, Any, Final, NamedTuple
+from typing import IO, Any, Final, NamedTuple, TypeAlias
 
+import numpy as np
 import orjson
 
+from packproof.evals.metrics.cache.lines import (
+    Seen,
+    StrictStep,
+    check_chain,
+    encode,
+    quick_step,
+    strict_step,
+)
 from packproof.evals.metrics.cache.model import Pricer, Profile, Prompts
 from packproof.evals.metrics.cache.profiles import profiles_from
+from packproof.evals.metrics.cache.prompts import Codes
+from packproof.evals.metrics.cache.reuse import Last, remember, split
 from packproof.evals.metrics.cache.totals import RunningTotals
 from packproof.evals.project import DATA
 from packproof.evals.scenarios.yamlsafe import load_yaml
 from packproof.packer.errors import InputError
-from packproof.packer.jsonio import dumps, loads, round_float
+from packproof.packer.jsonio import dumpb, dumps, loads, round_float
 
 __all__ = [
     "BATCH_LINES",
@@ -57,8 +75,6 @@ SHIPPED_PROFILES: Final = DATA / "cache-profiles.yaml"
 # Lines priced together: large enough that pricing runs in its loop, not in
 # per-call set-up; small enough that a batch is a few megabytes at most.
 BATCH_LINES: Final = 1024
-_KEYS: Final = frozenset({"chain", "t", "segments", "static_segments", "probe", "breakpoints"})
-_ID, _TOKENS = itemgetter(0), itemgetter(1)
 
 
 def load_profiles(path: Path = SHIPPED_PROFILES) -> dict[str, Profile]:
@@ -97,17 +113,6 @@ class TraceStep(NamedTuple):
     breakpoints: list[int] | None
 
 
-class _Seen:
-    """What reading keeps of a chain, to check its next line: its last time and
-    each segment id's token count."""
-
-    __slots__ = ("last_t", "tokens")
-
-    def __init__(self) -> None:
-        self.last_t = -math.inf
-        self.tokens: dict[str, int] = {}
-
-
 @contextmanager
 def _lines(path: str) -> Iterator[IO[bytes]]:
     if path == "-":
@@ -123,23 +128,67 @@ def _lines(path: str) -> Iterator[IO[bytes]]:
 
 def read_steps(path: str) -> Iterator[TraceStep]:
     """The trace's steps (``path``, or ``-`` for stdin), one line read at a time
-    and checked before it is given: its JSON and fields (:func:`_step`), its
+    and checked before it is given: its JSON and fields (lines.py), its
     chain's time order, and each segment id's one token count in its chain."""
+    for step in _read(path):
+        number, record, chain, t, ids, tokens = step[:6]
+        static, probe, marks = step[10:]
+        yield TraceStep(number, record, chain, t, list(ids), list(tokens), static, probe, marks)
+
+
+# a read step: its line number, record, chain, t, ids and tokens (a prompt read
+# after its chain's last one: the new ones), the cumulative tokens as int64 bytes
+# (None: to be summed), its chain's state, the ids' codes, how many ids the
+# chain had numbered before it, static segments, probe, breakpoints
+_Read: TypeAlias = (
+    "tuple[int, dict[str, Any], str, float, Sequence[str], Sequence[int], bytes | None, Seen, "
+    "str, int, int, bool, list[int] | None]"
+)
+
+
+def _read(path: str, fast: bool = False) -> Iterator[_Read]:
+    """:func:`read_steps`, each step with its chain's state and codes. ``fast``
+    (the records are for output only): a record's segments become their output
+    text (an orjson fragment), the cumulative tokens are given (None: the strict
+    walk's step, left to Prompts.add), and a line that extends its chain's last
+    prompt is read without it (reuse.py)."""
     source = "<stdin>" if path == "-" else path
-    seen: dict[str, _Seen] = {}
+    seen: dict[str, Seen] = {}
+    lasts: dict[str, Last] = {}
+    fast = fast and _FRAGMENTS
+    ids: Sequence[str]
+    tokens: Sequence[int]
+    counts: array[int] | None
     with _lines(path) as stream:
         number = 0
         try:
             for number, raw in enumerate(stream, 1):
                 if not raw.strip():
                     continue
+                if fast and lasts:
+                    parts = split(raw, lasts)
+                    extended = None if parts is None else _extend(number, seen, lasts, *parts)
+                    if extended is not None:
+                        yield extended
+                        continue
                 try:
                     record = _loads(raw)
+                    quick = quick_step(record)  # None: the strict walk decides
+                    if quick is not None:
+                        t, ids, tokens, counts, static, probe, marks = quick
+                    else:
+                        record, (t, ids, tokens, static, probe, marks) = _strict(raw, record)
+                        counts = None
+                    chain = record["chain"]
+                    state = seen.get(chain)
+                    if state is None:
+                        state = seen[chain] = Seen()
+                    numbered = len(state.codes)
                     try:
-                        t, ids, tokens, static, probe, marks = _step(record)
-                    except InputError:  # what is wrong, as the strict reader sees it
-                        record = loads(raw.decode("utf-8"))
-                        t, ids, tokens, static, probe, marks = _step(record)
+                        codes = encode(state, ids)
+                    except TypeError:  # an id not a string: the strict walk names it
+                        _strict(raw, record)
+                        raise
                 except UnicodeDecodeError as exc:
                     where = f"line {number}"
                     raise InputError(
@@ -147,12 +196,23 @@ def read_steps(path: str) -> Iterator[TraceStep]:
                     ) from None
                 except InputError as exc:
                     raise _at_line(exc, number, source) from None
-                chain = record["chain"]
-                state = seen.get(chain)
-                if state is None:
-                    state = seen[chain] = _Seen()
-                _check_chain(state, number, chain, t, ids, tokens)
-                yield TraceStep(number, record, chain, t, ids, tokens, static, probe, marks)
+                check_chain(state, number, chain, t, ids, tokens, codes, numbered)
+                cum = None
+                if fast and counts is not None:
+                    cum = _summed(counts, 0)
+                    text = dumpb(record["segments"], prepared=True)
+                    # the segments' objects go back to the allocator while warm
+                    record["segments"] = orjson.Fragment(text)
+                    if not probe:
+                        last = remember(raw, text, codes, cum, sum(tokens))
+                        if last is None:
+                            lasts.pop(chain, None)
+                        else:
+                            lasts[chain] = last
+                elif fast and not probe:
+                    lasts.pop(chain, None)
+                step = (number, record, chain, t, ids, tokens, cum, state, codes, numbered)
+                yield *step, static, probe, marks
         except InputError as exc:
             raise exc if exc.source else exc.with_source(source) from None
         except OSError as exc:  # a directory, a read error mid-file
@@ -169,29 +229,47 @@ def read_steps(path: str) -> Iterator[TraceStep]:
         )
 
 
-def _check_chain(
-    state: _Seen, number: int, chain: str, t: float, ids: list[str], tokens: list[int]
-) -> None:
-    if t < state.last_t:
-        raise InputError(
-            f"line {number} /t",
-            f"out of time order in chain {chain!r}",
-            expected=f"t >= {state.last_t:.15g}",
-            found=t,
-        )
-    state.last_t = t
-    # each id's first count, given back for each segment: C-speed, and a
-    # mismatch is the rare case that walks the segments to name the first
-    counts = state.tokens
-    if list(map(counts.setdefault, ids, tokens)) != tokens:
-        i = next(i for i, (x, n) in enumerate(zip(ids, tokens, strict=True)) if counts[x] != n)
-        raise InputError(
-            f"line {number} /segments/{i}/1",
-            f"segment {ids[i]!r} has another token count than earlier in chain {chain!r} "
-            "(a segment id stands for one content)",
-            expected=f"{counts[ids[i]]}, its count before",
-            found=tokens[i],
-        )
+def _extend(
+    number: int, seen: dict[str, Seen], lasts: dict[str, Last], chain: str, last: Last, line: bytes
+) -> _Read | None:
+    """A line that extends ``last``, read as ``line`` (reuse.py); None when it
+    is to be read whole (which names what is wrong, if anything is)."""
+    try:
+        record = _loads(line)
+    except (InputError, UnicodeDecodeError):
+        return None
+    quick = quick_step(record, last.n)
+    if quick is None or record["chain"] != chain:
+        return None
+    t, ids, tokens, counts, static, probe, marks = quick
+    state = seen[chain]
+    total = last.total + sum(tokens)
+    if t < state.last_t or total >= 1 << 63:
+        return None
+    numbered = len(state.codes)
+    try:
+        codes = encode(state, ids)
+    except TypeError:
+        return None
+    check_chain(state, number, chain, t, ids, tokens, codes, numbered, last.n)
+    cum = last.cum + _summed(counts, last.total)[8:]
+    codes = last.codes + codes
+    text = last.prefix + dumpb(record["segments"], prepared=True)[1:] if ids else last.text
+    record["segments"] = orjson.Fragment(text)
+    if not probe:
+        lasts[chain] = Last(text, codes, cum, total)
+    step = (number, record, chain, t, ids, tokens, cum, state, codes, numbered)
+    return *step, static, probe, marks
+
+
+def _strict(raw: bytes, record: Any) -> tuple[Any, StrictStep]:
+    """The line checked by the strict walk, and read by the strict reader when
+    that finds something wrong (it names what)."""
+    try:
+        return record, strict_step(record)
+    except InputError:  # what is wrong, as the strict reader sees it
+        record = loads(raw.decode("utf-8"))
+        return record, strict_step(record)
 
 
 def _loads(raw: bytes) -> Any:
@@ -199,12 +277,22 @@ def _loads(raw: bytes) -> Any:
     it accepts the line and every ``":`` in the line ends a distinct key of its
     object (orjson keeps the last of a repeated key); else the strict reader,
     which says what is wrong. (A line orjson reads differently, an integer past
-    64 bits made a float, fails :func:`_step`, which then reads it strictly.)"""
+    64 bits made a float, fails the strict walk, which then reads it strictly.)"""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return loads(raw.decode("utf-8"))
-    if type(value) is not dict or raw.count(b'":') != len(value):
+    if type(value) is not dict:
+        return loads(raw.decode("utf-8"))
+    # As many colons as keys: each ends a distinct key, and the line is read as
+    # the next test reads it unless a space before a colon would send it to the
+    # strict reader, which reads the one value orjson reads otherwise, a time
+    # past 64 bits, as an integer. (A faster count than the next.)
+    if raw.count(b":") == len(value):
+        t = value.get("t")
+        if type(t) is not float or abs(t) < 2.0**63:
+            return value
+    if raw.count(b'":') != len(value):
         return loads(raw.decode("utf-8"))
     return value
 
@@ -219,92 +307,13 @@ def _at_line(exc: InputError, number: int, source: str) -> InputError:
     return InputError(where, exc.message, expected=exc.expected, found=exc.found, source=source)
 
 
-def _step(record: Any) -> tuple[float, list[str], list[int], int, bool, list[int] | None]:
-    """A checked line: its time, segment ids and tokens, static prefix, probe
-    flag and breakpoints (None: the default placement)."""
-    if not isinstance(record, dict):
-        raise InputError("/", "a step must be a JSON object", expected="an object", found=record)
-    unknown = sorted(set(record) - _KEYS)
-    if unknown:
-        raise InputError(
-            f"/{unknown[0]}", "unknown key", expected=", ".join(sorted(_KEYS)), found=unknown[0]
-        )
-    for key in ("chain", "t", "segments"):
-        if key not in record:
-            raise InputError(f"/{key}", f"missing key {key!r}")
-    if not isinstance(record["chain"], str):
-        raise InputError("/chain", "not a chain name", expected="a string", found=record["chain"])
-    t = record["t"]
-    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
-        raise InputError("/t", "not a time", expected="a number of seconds", found=t)
-    segments = record["segments"]
-    if not isinstance(segments, list) or not segments:
-        raise InputError(
-            "/segments", "a step needs segments", expected="a non-empty array", found=segments
-        )
-    # the common case checked at C speed; the slow walk only names the culprit
-    fine = set(map(type, segments)) == {list} and set(map(len, segments)) == {2}
-    ids, tokens = (list(map(_ID, segments)), list(map(_TOKENS, segments))) if fine else ([], [])
-    if not (
-        fine
-        and set(map(type, ids)) == {str}
-        and set(map(type, tokens)) == {int}
-        and min(tokens) >= 0
-    ):
-        _bad_segment(segments)
-    static = record.get("static_segments", 0)
-    if isinstance(static, bool) or not isinstance(static, int) or not 0 <= static <= len(segments):
-        raise InputError(
-            "/static_segments",
-            "not a count of leading segments",
-            expected=f"an integer in [0, {len(segments)}]",
-            found=static,
-        )
-    probe = record.get("probe", False)
-    if not isinstance(probe, bool):
-        raise InputError("/probe", "not a probe flag", expected="true or false", found=probe)
-    marks = record.get("breakpoints")
-    if marks is not None:
-        if not isinstance(marks, list):
-            raise InputError(
-                "/breakpoints", "not a list", expected="an array of segment counts", found=marks
-            )
-        for i, b in enumerate(marks):
-            if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= len(segments):
-                raise InputError(
-                    f"/breakpoints/{i}",
-                    "not a breakpoint",
-                    expected=f"a segment count in [1, {len(segments)}]",
-                    found=b,
-                )
-    return t, ids, tokens, static, probe, marks
-
-
-def _bad_segment(segments: list[Any]) -> None:
-    """Raise the error naming the first bad segment."""
-    for i, segment in enumerate(segments):
-        if not isinstance(segment, list) or len(segment) != 2:
-            raise InputError(
-                f"/segments/{i}", "not a segment", expected="[id, tokens]", found=segment
-            )
-        if not isinstance(segment[0], str):
-            raise InputError(
-                f"/segments/{i}/0", "not a segment id", expected="a string", found=segment[0]
-            )
-        tokens = segment[1]
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-            raise InputError(
-                f"/segments/{i}/1", "not a token count", expected="an integer >= 0", found=tokens
-            )
-
-
 class _Chain:
     """A chain being priced: its steps of the batch, its cache, its totals."""
 
     __slots__ = ("pricer", "prompts", "totals")
 
-    def __init__(self, chosen: Profile) -> None:
-        self.prompts, self.pricer, self.totals = Prompts(), Pricer(chosen), RunningTotals()
+    def __init__(self, chosen: Profile, codes: Codes) -> None:
+        self.prompts, self.pricer, self.totals = Prompts(codes), Pricer(chosen), RunningTotals()
 
 
 def simulate(path: str, name: str, chosen: Profile) -> Iterator[str]:
@@ -316,15 +325,16 @@ def simulate(path: str, name: str, chosen: Profile) -> Iterator[str]:
     read (see the module docstring)."""
     chains: dict[str, _Chain] = {}
     batch: list[tuple[dict[str, Any], _Chain]] = []
-    for step in read_steps(path):
-        chain = chains.get(step.chain)
+    for step in _read(path, fast=True):
+        number, record, key, t, _, tokens, cum, state, codes, numbered = step[:10]
+        static, probe, marks = step[10:]
+        chain = chains.get(key)
         if chain is None:
-            chain = chains[step.chain] = _Chain(chosen)
-        marks = step.breakpoints
+            chain = chains[key] = _Chain(chosen, state.codes)
         if marks is not None and chosen.mode == "breakpoints":
             if len(set(marks)) > chosen.max_breakpoints:
                 raise InputError(
-                    f"line {step.line} /breakpoints",
+                    f"line {number} /breakpoints",
                     f"more breakpoints than profile {name!r} allows",
                     expected=f"at most {chosen.max_breakpoints} distinct",
                     found=len(set(marks)),
@@ -332,12 +342,14 @@ def simulate(path: str, name: str, chosen: Profile) -> Iterator[str]:
                 )
         else:
             marks = None
+        # (the strict walk's step, cum None: summed exactly, 2**63 refused)
+        summed = list(accumulate(tokens, initial=0)) if cum is None else cum
         try:
-            chain.prompts.add(step.t, step.ids, step.tokens, step.static, step.probe, marks)
+            chain.prompts.add_coded(t, codes, numbered, summed, static, probe, marks)
         except ValueError as exc:  # (the checks above leave only a total past 2**63)
-            where = f"line {step.line} /segments"
+            where = f"line {number} /segments"
             raise InputError(where, str(exc), source="<stdin>" if path == "-" else path) from None
-        batch.append((step.record, chain))
+        batch.append((record, chain))
         if len(batch) >= BATCH_LINES:
             yield from _priced(batch)
             batch.clear()
@@ -345,6 +357,35 @@ def simulate(path: str, name: str, chosen: Profile) -> Iterator[str]:
     for chain_name, chain in chains.items():
         total = chain.totals.result().to_json()
         yield dumps({"chain": chain_name, "profile": name, "total": total})
+
+
+def _summed(counts: array[int], start: int) -> bytes:
+    """``start`` and the cumulative tokens after it as int64 bytes, of counts
+    quick_step checked (and their sum with ``start`` below 2**63): in Python for
+    a short prompt, in numpy (a few calls' set-up, then C) for a long one."""
+    if len(counts) < 64:
+        return array("q", accumulate(counts, initial=start)).tobytes()
+    cum = np.empty(len(counts) + 1, dtype=np.int64)
+    cum[0] = start
+    np.cumsum(np.frombuffer(counts, dtype=np.int64), out=cum[1:])
+    if start:
+        cum[1:] += start
+    return cum.tobytes()
+
+
+def _fragments_agree() -> bool:
+    """Whether a record holding its segments as an orjson fragment is written as
+    the record holding the segments themselves (not when orjson is not used)."""
+    value = [["a", 1], ['\u00e9"', 2]]
+    try:
+        return dumps({"s": orjson.Fragment(dumpb(value, prepared=True))}, prepared=True) == (
+            dumps({"s": value}, prepared=True)
+        )
+    except TypeError:
+        return False
+
+
+_FRAGMENTS: Final = _fragments_agree()
 
 
 def _priced(batch: list[tuple[dict[str, Any], _Chain]]) -> Iterator[str]:

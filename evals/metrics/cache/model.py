@@ -70,8 +70,8 @@ __all__ = [
 Mode = Literal["breakpoints", "prefix"]
 MODES: Final[tuple[Mode, ...]] = ("breakpoints", "prefix")
 _row = tuple.__new__  # a NamedTuple without its Python-level __new__: half the cost
-# sorts after every prompt (a code starts with chr(0x10FFFF) only past 1.2e12 ids,
-# more than memory holds), so that keys[i] always exists
+# sorts after every prompt (a code's characters are below U+D800, prompts.py), so
+# that keys[i] always exists
 _TOP: Final = "\U0010ffff"
 _SWEEP: Final = 4  # dead entries are dropped every _SWEEP lifetimes (or all at once)
 _MASK: Final = (1 << 64) - 1

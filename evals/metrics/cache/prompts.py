@@ -2,11 +2,13 @@
 
 Each step's segment ids become two-character codes (first seen, first numbered)
 joined into one string, so that the first k segments are the string's first 2k
-characters, compared by memcmp; its tokens become cumulative sums (any prefix's
-tokens in one lookup); and it notes where the first id new to the chain is (no
-cache entry can share a longer prefix). A chain priced as it is read
-(``packproof cache simulate``) is encoded a batch of steps at a time:
-:meth:`Prompts.clear` drops the steps priced and keeps the numbering.
+characters, compared by memcmp; the characters are below U+D800 (no surrogate),
+so that a reader turns a string of codes back into numbers at C speed
+(``str.encode("utf-32-le")``) to check the ids' token counts. Its tokens become
+cumulative sums (any prefix's tokens in one lookup); and it notes where the
+first id new to the chain is (no cache entry can share a longer prefix). A chain
+priced as it is read (``packproof cache simulate``) is encoded a batch of steps
+at a time: :meth:`Prompts.clear` drops the steps priced and keeps the numbering.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from itertools import accumulate
 from operator import itemgetter
 from typing import NamedTuple
 
-__all__ = ["Prompts", "Step"]
+__all__ = ["CODE_BASE", "Codes", "Prompts", "Step", "code"]
 
 _ID, _TOKENS = itemgetter(0), itemgetter(1)
 
@@ -36,16 +38,22 @@ class Step(NamedTuple):
     breakpoints: Sequence[int] | None = None
 
 
-class _Codes(dict[str, str]):
+CODE_BASE = 0xD800  # a code's two characters: number // CODE_BASE, number % CODE_BASE
+
+
+class Codes(dict[str, str]):
     """Segment id -> a two-character code, first seen first numbered."""
 
     def __missing__(self, key: str) -> str:
-        code = self[key] = _code(len(self))
-        return code
+        made = self[key] = code(len(self))
+        return made
 
 
-def _code(number: int) -> str:
-    return chr(number // 0x110000) + chr(number % 0x110000)
+def code(number: int) -> str:
+    """The code of the ``number``-th id (from 0): two characters below U+D800."""
+    if number >= CODE_BASE * CODE_BASE:  # (3e9 ids: more than memory holds)
+        raise ValueError("more than 3 billion distinct segment ids in one chain")
+    return chr(number // CODE_BASE) + chr(number % CODE_BASE)
 
 
 class Prompts:
@@ -57,8 +65,8 @@ class Prompts:
     earlier step had (no entry shares more); ``probe[i]``; ``breakpoints[i]``, the
     caller's breakpoints, distinct and ascending (None: the default placement)."""
 
-    def __init__(self) -> None:
-        self._codes = _Codes()
+    def __init__(self, codes: Codes | None = None) -> None:
+        self._codes = Codes() if codes is None else codes  # (a reader's, shared)
         self.last_t = -math.inf  # the latest step's time, kept by clear()
         self.t, self.cum, self.start = array("d"), array("q"), array("q")
         self.static, self.known = array("q"), array("q")
@@ -86,10 +94,34 @@ class Prompts:
         breakpoint outside 1..n, 2**63 tokens, or a time earlier than the step
         before (checked here, once per chain, not once per profile priced).
         Repeated breakpoints count once."""
+        numbered = len(self._codes)
+        cum = list(accumulate(tokens, initial=0))
+        codes = "".join(map(self._codes.__getitem__, ids))
+        try:
+            self.add_coded(t, codes, numbered, cum, static, probe, breakpoints)
+        except ValueError:  # all or nothing: the ids this step numbered are forgotten
+            for _ in range(len(self._codes) - numbered):
+                self._codes.popitem()
+            raise
+
+    def add_coded(
+        self,
+        t: float,
+        codes: str,
+        numbered: int,
+        cum: list[int] | bytes,
+        static: int,
+        probe: bool,
+        breakpoints: Iterable[int] | None = None,
+    ) -> None:
+        """:meth:`add` for a reader that encoded the ids with this chain's
+        :class:`Codes` (given to the constructor), ``numbered`` of them before
+        this step, and summed the tokens: ``cum``, the cumulative tokens (0 first),
+        a list or the bytes of int64 values."""
         if not t >= self.last_t:  # NaN fails this too
             raise ValueError(f"step at t={t!r} comes after one at t={self.last_t!r}")
-        numbered, start, cum = len(self._codes), len(self.cum), list(accumulate(tokens, initial=0))
-        n = len(cum) - 1
+        start = len(self.cum)
+        n = len(cum) - 1 if isinstance(cum, list) else len(cum) // 8 - 1
         if not n or not 0 <= static <= n:
             raise ValueError(f"a step needs segments and 0 <= static_segments <= {n}")
         marks = None
@@ -99,13 +131,15 @@ class Prompts:
                 raise ValueError(f"breakpoints must be segment counts from 1 to {n}, not {given!r}")
             marks = tuple(sorted(set(given)))
         try:  # (all or nothing)
-            self.cum.fromlist(cum)
+            if isinstance(cum, list):
+                self.cum.fromlist(cum)
+            else:
+                self.cum.frombytes(cum)
         except OverflowError:
             raise ValueError("a prompt of 2**63 tokens or more") from None
-        codes = "".join(map(self._codes.__getitem__, ids))
         known = n
         if len(self._codes) > numbered:  # where the first id new to the chain is
-            first = _code(numbered)
+            first = code(numbered)
             known = codes.find(first)
             while known & 1:  # (a match across two codes)
                 known = codes.find(first, known + 1)
