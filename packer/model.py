@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
+from operator import itemgetter
 from typing import Any, Final, Literal
 
 import numpy as np
 
 from .lcm import scored_texts
 from .records import RecordFields
-from .termstats import MemoStats, SubsetStats, TermStats
+from .termstats import MemoStats, SliceStats, SubsetStats, TermStats
 from .text import Tokenizer
 
 __all__ = [
@@ -82,29 +85,69 @@ class Items:
     records: RecordFields | None = None
     # Term statistics per tokenizer, shared by every strategy packing these items.
     _stats: dict[Any, TermStats] = field(default_factory=dict, repr=False)
-    _origin: tuple[Items, np.ndarray] | None = field(default=None, repr=False)
+    # The table these items were taken from, and where: positions (ascending for
+    # a subset), or a slice (a window, whose columns are views of the parent's).
+    _origin: tuple[Items, np.ndarray | slice] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @cached_property
-    def position(self) -> dict[str, int]:
-        """Each id's position (ids are unique)."""
-        return {ref: i for i, ref in enumerate(self.ids)}
+    def position(self) -> Mapping[str, int]:
+        """Each id's position (ids are unique). A window reads its base table's
+        (built once), bounded to the window: a replay's steps share one."""
+        base, start = self.base_window()
+        if base is self:
+            return {ref: i for i, ref in enumerate(self.ids)}
+        return _WindowPosition(base.position, start, start + len(self))
+
+    def base_window(self) -> tuple[Items, int]:
+        """The table this one is a window of (through windows of windows), and the
+        window's start in it; ``(self, 0)`` for a table of its own."""
+        items, start = self, 0
+        while items._origin is not None:
+            parent, where = items._origin
+            if not isinstance(where, slice):
+                break
+            start += where.start
+            items = parent
+        return items, start
 
     @cached_property
     def record_fields(self) -> RecordFields:
         """The record fields, with every default filled when no item has any."""
         return self.records if self.records is not None else RecordFields.defaults(len(self))
 
+    def window(self, start: int, stop: int) -> Items:
+        """The items at positions ``start`` to ``stop`` (exclusive), as a subset
+        that shares this table's arrays (read-only views) and term statistics: a
+        replay step's prefix of its conversation costs no per-item work (its
+        lists are sliced when first read)."""
+        where = slice(start, stop)
+        window = object.__new__(_Window)
+        state = window.__dict__
+        for name in _WINDOW_ARRAYS:
+            view = getattr(self, name)[where]
+            view.flags.writeable = False  # shared with the parent table
+            state[name] = view
+        state["records"] = None if self.records is None else self.records.window(start, stop)
+        state["_stats"] = {}
+        state["_origin"] = (self, where)
+        return window
+
     def take(self, index: np.ndarray, *, subset: bool = True) -> Items:
         """The items at ``index`` (positions, ascending for a subset). A subset
         derives its term statistics from this table's; ``subset=False`` (a
-        re-ordering) starts a table of its own."""
+        re-ordering) starts a table of its own. A subset of consecutive positions
+        is a :meth:`window`."""
+        n = len(index)
+        if subset and (n == 0 or int(index[-1]) - int(index[0]) == n - 1):
+            start = int(index[0]) if n else 0
+            return self.window(start, start + n)
         pick = index.tolist()
         return Items(
-            ids=[self.ids[i] for i in pick],
-            texts=[self.texts[i] for i in pick],
+            ids=_picked(self.ids, pick),
+            texts=_picked(self.texts, pick),
             ordinals=self.ordinals[index],
             roles=self.roles[index],
             kinds=self.kinds[index],
@@ -112,12 +155,12 @@ class Items:
             trust=self.trust[index],
             importance=self.importance[index],
             anchored=self.anchored[index],
-            categories=[self.categories[i] for i in pick],
+            categories=_picked(self.categories, pick),
             turns=self.turns[index],
             mentions=self.mentions[index],
             references=self.references[index],
             last_mention_turns=self.last_mention_turns[index],
-            urls=[self.urls[i] for i in pick],
+            urls=_picked(self.urls, pick),
             records=None if self.records is None else self.records.take(index),
             _origin=(self, index) if subset else None,
         )
@@ -125,13 +168,17 @@ class Items:
     def term_stats(self, tokenizer: Tokenizer, view: TextView = "raw") -> TermStats:
         """Term statistics under ``tokenizer`` of the ``view`` of each item's text,
         computed once per item table; a subset derives its own from the table it
-        was taken from."""
+        was taken from (a window: a window of the base table's, never a copy)."""
         key = (tokenizer, view)
         cached = self._stats.get(key)
         if cached is None:
             if self._origin is not None:
-                parent, index = self._origin
-                cached = SubsetStats(parent.term_stats(tokenizer, view), index)
+                parent, where = self._origin
+                stats = parent.term_stats(tokenizer, view)
+                if isinstance(where, slice):
+                    cached = SliceStats.of(stats, where.start, where.stop)
+                else:
+                    cached = SubsetStats(stats, where)
             else:
                 texts = self.texts
                 if view == "lcm":
@@ -139,6 +186,85 @@ class Items:
                 cached = MemoStats(tokenizer.stats(texts))
             self._stats[key] = cached
         return cached
+
+
+_WINDOW_ARRAYS: Final = (
+    "ordinals",
+    "roles",
+    "kinds",
+    "tokens",
+    "trust",
+    "importance",
+    "anchored",
+    "turns",
+    "mentions",
+    "references",
+    "last_mention_turns",
+)
+
+
+class _Window(Items):
+    """:meth:`Items.window`'s table: its list columns are sliced from the
+    parent's when first read (a replay step's candidates seldom read them)."""
+
+    def __len__(self) -> int:
+        return len(self.ordinals)  # the arrays are views, never sliced late
+
+    def _sliced(self, name: str) -> list[Any]:
+        assert self._origin is not None
+        parent, where = self._origin
+        values: list[Any] = getattr(parent, name)[where]
+        return values
+
+    @cached_property
+    def ids(self) -> list[str]:
+        return self._sliced("ids")
+
+    @cached_property
+    def texts(self) -> list[str]:
+        return self._sliced("texts")
+
+    @cached_property
+    def categories(self) -> list[str | None]:
+        return self._sliced("categories")
+
+    @cached_property
+    def urls(self) -> list[str | None]:
+        return self._sliced("urls")
+
+
+def _picked(values: list[Any], pick: list[int]) -> list[Any]:
+    """``[values[i] for i in pick]``, in C."""
+    if len(pick) > 1:
+        return list(itemgetter(*pick)(values))
+    return [values[i] for i in pick]
+
+
+class _WindowPosition(Mapping[str, int]):
+    """A base table's id positions seen through a window ``[start, stop)`` of it:
+    ids outside the window are absent."""
+
+    __slots__ = ("_of", "_start", "_stop")
+
+    def __init__(self, of: Mapping[str, int], start: int, stop: int) -> None:
+        self._of, self._start, self._stop = of, start, stop
+
+    def __getitem__(self, ref: str) -> int:
+        i = self._of[ref]
+        if not self._start <= i < self._stop:
+            raise KeyError(ref)
+        return i - self._start
+
+    def __contains__(self, ref: object) -> bool:
+        i = self._of.get(ref) if isinstance(ref, str) else None
+        return i is not None and self._start <= i < self._stop
+
+    def __iter__(self) -> Iterator[str]:
+        # the base's ids are in position order
+        return islice(iter(self._of), self._start, self._stop)
+
+    def __len__(self) -> int:
+        return self._stop - self._start
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from .cacheassembly import assemble_cache_aware
 from .model import QUARANTINED, Items
 from .policy import PolicyDecision
 from .reasons import O_ANCHORED, O_INCLUDED, O_QUARANTINED, O_TAIL
-from .request import Request, parse_request
+from .request import Request, parse_request, replaced
 from .reserve import fresh_tail_start
 from .result import Mode, PackResult, cyclic_gc_paused
 from .select import CategoryCaps, fill, fits_whole
@@ -36,6 +36,7 @@ __all__ = [
     "decide",
     "pack",
     "rank",
+    "replaced",
     "reserve",
 ]
 
@@ -144,13 +145,37 @@ def rank(req: Request, reserved: Reserved, ranking: Ranking | None = None) -> Ra
     if ranking.scores is None:
         order = np.arange(len(candidates))[::-1]
     else:
-        order = np.lexsort((-candidates.ordinals, -ranking.scores))
+        order = walk_order(ranking.scores, candidates.ordinals)
     positions = np.zeros(len(reserved.items), dtype=np.int64)
     positions[reserved.evictable[order]] = np.arange(1, len(order) + 1)
     walk_sums = np.cumsum(candidates.tokens[order])
     for shared in (order, positions, walk_sums):
         shared.flags.writeable = False
     return Ranked(ranking=ranking, order=order, rank=positions, walk_sums=walk_sums)
+
+
+def walk_order(scores: np.ndarray, ordinals: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-ordinals, -scores))``: score descending, newer first on
+    ties. Ordinals are unique, so the order is unique. With ordinals ascending
+    (as in every item table) newer first is position descending, so one stable
+    sort of the reversed scores gives it; a relevance strategy scores most
+    candidates 0, which are simply newest first, so only the others are sorted."""
+    n = len(scores)
+    if n > 1 and not bool(np.all(ordinals[1:] > ordinals[:-1])):
+        return np.lexsort((-ordinals, -scores))
+    zero = np.flatnonzero(scores == 0)
+    above = np.flatnonzero(scores > 0)
+    if len(zero) and len(zero) + len(above) == n:  # no NaN, nothing negative
+        top = above[_newest_first_by_score(scores[above])]
+        return np.concatenate((top, zero[::-1]))
+    return _newest_first_by_score(scores)
+
+
+def _newest_first_by_score(scores: np.ndarray) -> np.ndarray:
+    """Positions by score descending (NaN last), higher position first on ties."""
+    last = len(scores) - 1
+    order: np.ndarray = last - np.argsort(-scores[::-1], kind="stable")
+    return order
 
 
 def _unranked(reserved: Reserved) -> Ranked:
@@ -167,8 +192,8 @@ def decide(req: Request, reserved: Reserved, ranked: Ranked) -> PackResult:
     policy strategy decides the whole pack from the reservation instead."""
     if reserved.items is not req.items or reserved.key != _reserve_key(req):
         raise ValueError("a reservation must come from a request with the same items and policy")
-    if isinstance(req.strategy, Policy):
-        return _policy_result(req, req.strategy.decide(req, reserved))
+    if is_policy(req.strategy):
+        return _policy_result(req, cast(Policy, req.strategy).decide(req, reserved))
     outcome = reserved.outcome
     remaining = max(0, req.budget_tokens - reserved.tail_tokens - reserved.anchor_tokens)
     slots = reserved.evictable_slots

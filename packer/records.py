@@ -97,6 +97,19 @@ class RecordFields:
             synthesis=[self.synthesis[i] for i in pick],
         )
 
+    def window(self, start: int, stop: int) -> RecordFields:
+        """The records at positions ``start`` to ``stop`` (arrays as views)."""
+        where = slice(start, stop)
+        return RecordFields(
+            ts=self.ts[where],
+            kinds=self.kinds[where],
+            lifecycle=self.lifecycle[where],
+            used_counts=self.used_counts[where],
+            importance_scores=self.importance_scores[where],
+            supersedes=self.supersedes[where],
+            synthesis=self.synthesis[where],
+        )
+
     @classmethod
     def defaults(cls, n: int) -> RecordFields:
         """``n`` records with every field at its default."""

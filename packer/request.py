@@ -62,6 +62,7 @@ __all__ = [
     "Request",
     "parse_items",
     "parse_request",
+    "replaced",
     "request_to_json",
 ]
 
@@ -129,6 +130,12 @@ class Request:
     previous_pack: PreviousPack | None = None
     # What a memory store's searches returned (packer/records.py); None: not given.
     retrieval: Retrieval | None = None
+
+
+def replaced(req: Request, **changes: Any) -> Request:
+    """``dataclasses.replace(req, **changes)``, without its per-call field
+    introspection (a replay packs every step under every spec and budget)."""
+    return Request(**{**req.__dict__, **changes})
 
 
 def _parse_items(raw: Any, counter: str) -> Items:

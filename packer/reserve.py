@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from .model import MESSAGE, USER, FreshTail, Items
@@ -19,19 +21,18 @@ def fresh_tail_start(items: Items, eligible: np.ndarray, tail: FreshTail) -> int
     the protected tokens over the cap, but only once the newest user message is
     protected and at least one message is. ``count <= 0`` or no raw message:
     nothing is protected. The tail is every eligible item at or after the stop.
-    """
+
+    The walk reads the table from its newest end, in growing chunks: it
+    usually stops a few messages into a long conversation."""
     if tail.count <= 0:
         return None
-    messages = np.flatnonzero(eligible & (items.kinds == MESSAGE))
-    if not len(messages):
-        return None
-    users = messages[items.roles[messages] == USER]
-    newest_user = int(users[-1]) if len(users) else None
+    users = _newest_first(items, eligible, user=True)
+    newest_user = next(users, None)
     user_done = newest_user is None
     protected_tokens = 0
     stop: int | None = None
     tokens = items.tokens
-    for protected, i in enumerate(reversed(messages.tolist())):  # protected so far
+    for protected, i in enumerate(_newest_first(items, eligible)):  # protected so far
         if protected >= tail.count and user_done:
             break
         cost = int(tokens[i])
@@ -46,4 +47,17 @@ def fresh_tail_start(items: Items, eligible: np.ndarray, tail: FreshTail) -> int
         stop = i
         if i == newest_user:
             user_done = True
-    return stop
+    return stop  # None: no raw message
+
+
+def _newest_first(items: Items, eligible: np.ndarray, *, user: bool = False) -> Iterator[int]:
+    """Positions of the eligible raw messages (only the user's, with ``user``),
+    newest first, found a chunk at a time (each chunk twice the last)."""
+    stop, size = len(items), 64
+    while stop > 0:
+        start = max(0, stop - size)
+        mask = eligible[start:stop] & (items.kinds[start:stop] == MESSAGE)
+        if user:
+            mask &= items.roles[start:stop] == USER
+        yield from reversed((start + np.flatnonzero(mask)).tolist())
+        stop, size = start, size * 2

@@ -10,24 +10,35 @@ Two implementations give identical results (a property test holds them equal):
   tokenizers whose terms on ASCII text are maximal ``[a-z0-9]`` runs (both of
   packproof's, in their plain configuration), this costs a fraction of a Python
   tokenization pass; texts that are not ASCII go through :class:`ListStats`.
+
+:class:`MemoStats` keeps every term's counts; once it has counted a few dozen
+terms, it indexes the corpus (:mod:`packproof.packer.termindex`) and looks further
+terms up. :class:`SliceStats` is a window of a memoised corpus (a replay step's
+prefix of its conversation): it reads the window's part of each term's counts,
+without copying the corpus or its counts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from typing import Protocol
+from typing import Final, Protocol
 
 import numpy as np
 
+from .termindex import TermIndex
+
 __all__ = [
+    "INDEX_AFTER",
     "ListStats",
     "MemoStats",
     "ScanStats",
+    "SliceStats",
     "SubsetStats",
     "TermStats",
+    "per_document_order",
     "scan_or_list",
 ]
 
@@ -84,6 +95,15 @@ class ListStats:
         pairs, counts = np.unique(owner[matched] * width + code[matched], return_counts=True)
         return hits[pairs // width], pairs % width, counts.astype(np.float64)
 
+    def occurrences(self) -> tuple[Iterable[str], np.ndarray]:
+        """Every term occurrence, and the document of each."""
+        owners = np.repeat(np.arange(len(self.terms)), self.lengths)
+        return chain.from_iterable(self.terms), owners
+
+
+# A query term the index of scanned text answers: a whole word run. (The scan
+# also matches other ASCII terms, across word boundaries; those are scanned.)
+_RUN: Final = re.compile(r"[a-z0-9]+")
 
 # Word bytes of the scanned text: lowercase ASCII letters and digits.
 _WORD = np.zeros(256, dtype=bool)
@@ -142,6 +162,12 @@ class ScanStats:
             return _EMPTY
         return _sorted(np.concatenate(docs), np.concatenate(terms), np.concatenate(counts))
 
+    def occurrences(self) -> tuple[Iterable[str], np.ndarray]:
+        """Every term occurrence (the maximal runs counted in ``lengths``, in text
+        order), and the document of each."""
+        runs = re.findall(f"[a-z0-9]{{{max(1, self.min_len)},}}", self._data.decode("ascii"))
+        return runs, np.repeat(np.arange(len(self.texts)), self.lengths)
+
 
 @dataclass(frozen=True, eq=False)
 class _Merged:
@@ -161,6 +187,11 @@ class _Merged:
             np.concatenate((a_term, b_term)),
             np.concatenate((a_tf, b_tf)),
         )
+
+    def occurrences(self) -> tuple[Iterable[str], np.ndarray]:
+        a_terms, a_doc = self.scan.occurrences()
+        b_terms, b_doc = self.rest.occurrences()
+        return chain(a_terms, b_terms), np.concatenate((self.scan_at[a_doc], self.rest_at[b_doc]))
 
 
 def scan_or_list(
@@ -203,37 +234,137 @@ class SubsetStats:
         return mine[keep], term[keep], tf[keep]
 
 
+def per_document_order(stats: TermStats, query: Sequence[str]) -> Frequencies:
+    """The pairs of ``stats.frequencies(query)``, in an order where each
+    document's pairs come in query order (all a per-document sum in query order
+    needs, as ``np.add.at`` makes it): a memoised corpus's term by term, which
+    spares the sort by document."""
+    if isinstance(stats, (MemoStats, SliceStats)):
+        return stats.by_term(query)
+    return stats.frequencies(query)
+
+
+# Terms a corpus has counted by scanning before it is indexed: a one-off prompt
+# scans (cheaper than a tokenization pass), a table asked again and again indexes.
+INDEX_AFTER: Final = 32
+
+
+def _indexable(stats: TermStats) -> tuple[TermIndex, Callable[[str], bool]] | None:
+    """An index of ``stats``'s corpus and which query terms it answers exactly
+    (None: not indexable). Term lists answer every term; scanned text, word runs."""
+    if isinstance(stats, ListStats):
+        terms, owners = stats.occurrences()
+        return TermIndex.build(terms, owners, len(stats.lengths)), lambda term: True
+    if isinstance(stats, (ScanStats, _Merged)):
+        terms, owners = stats.occurrences()
+        index = TermIndex.build(terms, owners, len(stats.lengths))
+        return index, lambda term: _RUN.fullmatch(term) is not None
+    return None
+
+
 @dataclass(frozen=True, eq=False)
 class MemoStats:
     """Statistics that count each query term once: every term's (document,
     count) pairs are kept, so strategies sharing a tokenizer, and later prompts
-    over the same documents, only count terms not seen before."""
+    over the same documents, only count terms not seen before. Past
+    :data:`INDEX_AFTER` terms the corpus is indexed and new terms looked up.
+    ``frequencies`` can answer for a window of the documents (:class:`SliceStats`)."""
 
     inner: TermStats
     _terms: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    # [] until decided; then [index and what it answers] or [None] (not indexable)
+    _index: list[tuple[TermIndex, Callable[[str], bool]] | None] = field(
+        default_factory=list, repr=False
+    )
 
     @property
     def lengths(self) -> np.ndarray:
         return self.inner.lengths
 
-    def frequencies(self, query: Sequence[str]) -> Frequencies:
+    def _learn(self, query: Sequence[str]) -> None:
         known = self._terms
         missing = [t for t in dict.fromkeys(query) if t not in known]
-        if missing:
-            doc, term, tf = self.inner.frequencies(missing)
-            by_term = np.argsort(term, kind="stable")  # each term's documents stay sorted
-            cut = np.searchsorted(term[by_term], np.arange(len(missing) + 1))
-            for j, t in enumerate(missing):
-                pick = by_term[cut[j] : cut[j + 1]]
-                pair = (doc[pick], tf[pick])
-                for a in pair:
-                    a.flags.writeable = False
-                known[t] = pair
-        hits = [(j, known[t]) for j, t in enumerate(query) if len(known[t][0])]
-        if not hits:
+        if not missing:
+            return
+        if not self._index and len(known) + len(missing) > INDEX_AFTER:
+            self._index.append(_indexable(self.inner))
+        if self._index and self._index[0] is not None:
+            index, answers = self._index[0]
+            for t in missing:
+                if answers(t):
+                    known[t] = index.postings(t)
+            missing = [t for t in missing if t not in known]
+            if not missing:
+                return
+        doc, term, tf = self.inner.frequencies(missing)
+        by_term = np.argsort(term, kind="stable")  # each term's documents stay sorted
+        cut = np.searchsorted(term[by_term], np.arange(len(missing) + 1))
+        for j, t in enumerate(missing):
+            pick = by_term[cut[j] : cut[j + 1]]
+            pair = (doc[pick], tf[pick])
+            for a in pair:
+                a.flags.writeable = False
+            known[t] = pair
+
+    def frequencies(
+        self, query: Sequence[str], start: int = 0, stop: int | None = None
+    ) -> Frequencies:
+        """As :meth:`TermStats.frequencies`; with ``start``/``stop``, for the
+        documents ``start`` to ``stop`` (exclusive) alone, numbered from ``start``."""
+        doc, term, tf = self.by_term(query, start, stop)
+        # (document, query position) pairs are unique and each term's documents
+        # ascend: a stable sort by document gives the (document, term) order
+        order = np.argsort(doc, kind="stable")
+        return doc[order], term[order], tf[order]
+
+    def by_term(self, query: Sequence[str], start: int = 0, stop: int | None = None) -> Frequencies:
+        """:meth:`frequencies`' pairs sorted by query position, then document."""
+        self._learn(query)
+        known = self._terms
+        windowed = start > 0 or stop is not None
+        docs, terms, counts = [], [], []
+        for j, t in enumerate(query):
+            d, f = known[t]
+            if windowed and len(d):
+                lo = int(np.searchsorted(d, start)) if start > 0 else 0
+                hi = len(d) if stop is None else int(np.searchsorted(d, stop))
+                d, f = d[lo:hi], f[lo:hi]
+            if len(d):
+                docs.append(d)
+                terms.append(np.full(len(d), j, dtype=np.int64))
+                counts.append(f)
+        if not docs:
             return _EMPTY
-        return _sorted(
-            np.concatenate([d for _, (d, _) in hits]),
-            np.concatenate([np.full(len(d), j, dtype=np.int64) for j, (d, _) in hits]),
-            np.concatenate([f for _, (_, f) in hits]),
-        )
+        doc = np.concatenate(docs)
+        if start > 0:
+            doc -= start
+        return doc, np.concatenate(terms), np.concatenate(counts)
+
+
+@dataclass(frozen=True, eq=False)
+class SliceStats:
+    """The statistics of the documents ``start`` to ``stop`` (exclusive) of a
+    memoised corpus, read from its counts: no copy, no per-document work."""
+
+    parent: MemoStats
+    start: int
+    stop: int
+    lengths: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lengths", self.parent.lengths[self.start : self.stop])
+
+    def frequencies(self, query: Sequence[str]) -> Frequencies:
+        return self.parent.frequencies(query, self.start, self.stop)
+
+    def by_term(self, query: Sequence[str]) -> Frequencies:
+        return self.parent.by_term(query, self.start, self.stop)
+
+    @staticmethod
+    def of(stats: TermStats, start: int, stop: int) -> TermStats:
+        """The window ``start`` to ``stop`` of ``stats``'s documents."""
+        if isinstance(stats, SliceStats):
+            return SliceStats(stats.parent, stats.start + start, stats.start + stop)
+        if isinstance(stats, MemoStats):
+            return SliceStats(stats, start, stop)
+        return SubsetStats(stats, np.arange(start, stop))

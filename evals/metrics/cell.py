@@ -14,7 +14,7 @@ from typing import Any, Final
 import numpy as np
 
 from packproof.evals.metrics.answers import Answers
-from packproof.packer.model import QUARANTINED
+from packproof.packer.model import QUARANTINED, Items
 from packproof.packer.pipeline import PackResult
 from packproof.packer.render import pack_entry
 from packproof.packer.select import CategoryCaps
@@ -48,6 +48,18 @@ def pack_ranking(result: PackResult) -> list[str]:
     items = result.items
     evictable = result.evictable[np.argsort(result.rank[result.evictable], kind="stable")]
     return [items.ids[i] for i in evictable.tolist()]
+
+
+def _ranking_head(result: PackResult, judged: Sequence[str], k: int) -> list[str]:
+    """The head of :func:`pack_ranking` that :func:`ndcg_at` (its first ``k``)
+    and :func:`mrr` (up to its first ``judged`` item) read: the same values,
+    without naming every ranked candidate."""
+    items = result.items
+    evictable = result.evictable[np.argsort(result.rank[result.evictable], kind="stable")]
+    position = items.position
+    hits = np.flatnonzero(np.isin(evictable, [position[ref] for ref in judged]))
+    upto = max(k, int(hits[0]) + 1) if len(hits) else k
+    return [items.ids[i] for i in evictable[:upto].tolist()]
 
 
 def ranked_relevant(result: PackResult, relevant: Sequence[str]) -> list[str]:
@@ -120,22 +132,31 @@ def oracle_recall(result: PackResult, relevant: Sequence[str]) -> float | None:
 
 class Citations:
     """Whether packproof's own pack entry for each item cites it, rendered once per
-    item. An entry depends only on the item and the fresh tail
-    (:func:`packproof.packer.render.pack_entry`), so every pack over one reservation (a
-    turn's packs under every spec and budget) can share one of these."""
+    item. An entry depends only on the item and whether it is in the fresh tail
+    (:func:`packproof.packer.render.pack_entry`), so every pack over one item
+    table, and over windows of it (a replay's steps), can share one of these:
+    verdicts are kept per position of the base table and tail membership."""
 
     def __init__(self) -> None:
-        self._flags: np.ndarray | None = None  # per item: -1 not rendered yet, 0, 1
+        self._base: Items | None = None
+        # per tail membership (row) and base position: -1 not rendered yet, 0, 1
+        self._flags = np.zeros((2, 0), dtype=np.int8)
 
     def of(self, result: PackResult) -> list[bool]:
         """The verdict for each packed item, in pack order."""
-        if self._flags is None:
-            self._flags = np.full(len(result.items), -1, dtype=np.int8)
-        flags, included = self._flags, result.included
-        for i in np.flatnonzero(included & (flags < 0)).tolist():
-            flags[i] = _cites(pack_entry(result, i))
-        verdicts: list[bool] = (flags[included] == 1).tolist()
-        return verdicts
+        base, start = result.items.base_window()
+        if base is not self._base:
+            self._base = base
+            self._flags = np.full((2, len(base)), -1, dtype=np.int8)
+        at = np.flatnonzero(result.included)
+        rows = result.in_tail[at].astype(np.intp)
+        flags = self._flags
+        verdicts = flags[rows, at + start]
+        for k in np.flatnonzero(verdicts < 0).tolist():
+            i = int(at[k])
+            verdicts[k] = flags[rows[k], start + i] = _cites(pack_entry(result, i))
+        out: list[bool] = (verdicts == 1).tolist()
+        return out
 
 
 def _cites(entry: Mapping[str, Any]) -> bool:
@@ -178,7 +199,8 @@ def cell_metrics(
     if "ndcg@10" in known and "mrr" in known:
         ndcg, rr = known["ndcg@10"], known["mrr"]
     else:
-        ranking, judged = pack_ranking(result), ranked_relevant(result, gold)
+        judged = ranked_relevant(result, gold) if gold else []
+        ranking = _ranking_head(result, judged, 10) if judged else []
         ndcg, rr = ndcg_at(ranking, judged, 10), mrr(ranking, judged)
     must_include = [i for exp in expectations for i in exp.get("must_include", [])]
     must_exclude = [i for exp in expectations for i in exp.get("must_exclude", [])]
@@ -187,9 +209,9 @@ def cell_metrics(
     else:
         flags = (citations or Citations()).of(result)
     in_tail, anchored = result.in_tail, result.anchored
-    n_tail, n_anchor = int(in_tail.sum()), int(anchored.sum())
-    tail_kept = int(included[in_tail].sum())
-    anchors_kept = int(included[anchored].sum())
+    n_tail, n_anchor = int(np.count_nonzero(in_tail)), int(np.count_nonzero(anchored))
+    tail_kept = int(np.count_nonzero(included & in_tail))
+    anchors_kept = int(np.count_nonzero(included & anchored))
     used = int(items.tokens[included].sum())
     evictable_used = used - result.tail_tokens - result.anchor_tokens
     budget = result.request.budget_tokens
@@ -220,6 +242,6 @@ def cell_metrics(
         "citation_coverage": _share(sum(flags), len(flags)),
         "citations_missing": len(flags) - sum(flags),
         "quarantined_included": quarantined,
-        "selected_count": int(included.sum()),
+        "selected_count": int(np.count_nonzero(included)),
         "over_budget": int(result.over_budget),
     }

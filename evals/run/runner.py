@@ -10,15 +10,12 @@ by cell key: they do not depend on the executor or the finishing order."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Final
-
-import numpy as np
 
 from packproof.evals.metrics.answers import Answers
 from packproof.evals.metrics.cache.model import Profile
@@ -30,6 +27,7 @@ from packproof.evals.run.external import close_packers
 from packproof.evals.run.journal import RESULTS, read_results
 from packproof.evals.run.judge import failed_cell, judged, traced
 from packproof.evals.run.packers import Configured, NamedPacker, start_packers
+from packproof.evals.run.prefixes import longest_items, pack_pairs, prefix_of, shared_table
 from packproof.evals.run.replay import BREAKPOINTS, PACK, Chains, finish, previous_pack
 from packproof.evals.run.suites import load_suite
 from packproof.evals.scenarios.format import (
@@ -38,10 +36,9 @@ from packproof.evals.scenarios.format import (
     expectation_key,
     kept_reasons,
 )
-from packproof.packer.errors import InputError
 from packproof.packer.jsonio import dumps
 from packproof.packer.model import Items
-from packproof.packer.pipeline import cyclic_gc_paused, decide, rank, reserve
+from packproof.packer.pipeline import cyclic_gc_paused, decide, rank, replaced, reserve
 from packproof.packer.request import Request, parse_items, parse_request, request_to_json
 
 __all__ = ["Task", "parsed_turns", "run_cells", "run_task", "tasks"]
@@ -106,11 +103,12 @@ def parsed_turns(
     ``token_counter``. A conversation in the compact form (every turn sees a
     prefix of one item list) has that list parsed and counted once, and each
     turn takes its prefix of the table, sharing its term statistics; parsing
-    each turn alone gives equal requests (tested)."""
-    shared = scenario.shared_items
-    # Per (counter, recounted): the shared list parsed once, or None when its
-    # order is not the ordinal order (then a prefix of it is not a prefix of the
-    # table, and each turn is parsed alone).
+    each turn alone gives equal requests (tested). So do a scenario's turns
+    built in memory whose lists are prefixes of one (:mod:`.prefixes`)."""
+    shared, derived = scenario.shared_items, False
+    if shared is None and len(turns) > 1:
+        shared, derived = longest_items(scenario, turns), True
+    # Per (counter, recounted): the shared list parsed once, or None (see shared_table).
     tables: dict[tuple[str, bool], Items | None] = {}
     for k in turns:
         request = scenario.turns[k].request
@@ -121,16 +119,14 @@ def parsed_turns(
         items = None
         if shared is not None:
             if (counter, recounted) not in tables:
-                try:
-                    parsed = parse_items(_without_tokens(shared) if recounted else shared, counter)
-                except InputError as exc:
-                    raise exc.with_source(f"scenario {scenario.id} ({scenario.file})") from None
-                in_order = parsed.ids == [it["id"] for it in shared]
-                tables[counter, recounted] = parsed if in_order else None
+                listed = _without_tokens(shared) if recounted else shared
+                table = shared_table(scenario, listed, counter, derived, parse_items)
+                tables[counter, recounted] = table
             table = tables[counter, recounted]
-            if table is not None:
-                upto = len(request["items"])
-                items = table if upto == len(table) else table.take(np.arange(upto))
+            own = scenario.turns[k].request["items"]
+            if table is not None and (not derived or prefix_of(own, shared)):
+                upto = len(own)
+                items = table if upto == len(table) else table.window(0, upto)
         if items is None and recounted:
             request["items"] = _without_tokens(request["items"])
         where = f"scenario {scenario.id} turn {k} ({scenario.file})"
@@ -162,15 +158,15 @@ def run_task(
     # A task that does not start its scenario packs the turn before its first
     # too, for the prefix stability of its first turn (its records are dropped).
     turns = (first - 1, *task.turns) if first > 0 else task.turns
-    previous: dict[tuple[str, str], Any] = {}
+    before: list[dict[str, Any]] = []
     chains: Chains | None = {} if task.scenario.replay else None
-    for k, base, recounted in parsed_turns(task.scenario, turns, token_counter):
-        done = _run_turn(task, k, base, recounted, strategies, budgets, chains)
-        if k < first:
-            previous = {(r["spec"], str(r["budget"])): r[PACK] for r in done if r["status"] == "ok"}
-        else:
-            records.extend(done)
-    finish(task.scenario, records, dict(profiles), static_prefix_tokens, previous)
+    citations = Citations()  # one verdict per item of the task's table
+    with cyclic_gc_paused():  # no cycles: no rescans of a long replay's records
+        for k, base, recounted in parsed_turns(task.scenario, turns, token_counter):
+            done = _run_turn(task, k, base, recounted, strategies, budgets, chains, citations)
+            (records if k >= first else before).extend(done)
+        previous = {(r["spec"], str(r["budget"])): r[PACK] for r in before if r["status"] == "ok"}
+        finish(task.scenario, records, dict(profiles), static_prefix_tokens, previous)
     return records
 
 
@@ -182,6 +178,7 @@ def _run_turn(
     specs: Sequence[Configured],
     budgets: Sequence[int | str],
     chains: Chains | None = None,
+    citations: Citations | None = None,
 ) -> list[dict[str, Any]]:
     turn = task.scenario.turns[k]
     records = []
@@ -191,24 +188,24 @@ def _run_turn(
     start = time.perf_counter()
     reserved = reserve(base)
     reserve_seconds = time.perf_counter() - start
-    citations, answers = Citations(), Answers(turn.answers, base.items)
+    citations, answers = citations or Citations(), Answers(turn.answers, base.items)
     oracles: dict[str, float | None] = {}
     with cyclic_gc_paused():
         for configured in specs:
             spec, name, strategy = configured.spec, configured.name, configured.strategy
             start = time.perf_counter()
-            ranked = rank(dataclasses.replace(base, strategy=strategy), reserved)
+            ranked = rank(replaced(base, strategy=strategy), reserved)
             rank_seconds = time.perf_counter() - start
             ranked_metrics: dict[str, float | None] = {}
             for budget in budgets:
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
-                req = dataclasses.replace(base, strategy=strategy, budget_tokens=tokens)
+                req = replaced(base, strategy=strategy, budget_tokens=tokens)
                 chain = (spec, str(budget))
                 if configured.cache is not None:  # the spec's options win over the scenario's
-                    req = dataclasses.replace(req, cache_aware=configured.cache)
+                    req = replaced(req, cache_aware=configured.cache)
                 if req.cache_aware is not None and chains is not None:
                     # a replay step's previous pack is its chain's last step pack
-                    req = dataclasses.replace(
+                    req = replaced(
                         req, previous_pack=previous_pack(chains, chain, base.items, turn.t)
                     )
                 record: dict[str, Any] = {
@@ -230,7 +227,7 @@ def _run_turn(
                 result = decide(req, reserved, ranked)
                 latency = reserve_seconds + rank_seconds + time.perf_counter() - start
                 pack_items, traced_here, external = None, True, None
-                pack = [(base.items.ids[i], int(base.items.tokens[i])) for i in result.order]
+                pack = pack_pairs(base.items.ids, base.items.tokens, result.order)
                 if configured.external is not None:
                     start = time.perf_counter()
                     failure, answer = configured.external.call(request_to_json(req))

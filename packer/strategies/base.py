@@ -97,8 +97,17 @@ class Policy(Protocol):
 
 
 def is_policy(strategy: object) -> bool:
-    """Whether ``strategy`` decides the whole pack (:class:`Policy`)."""
-    return isinstance(strategy, Policy)
+    """Whether ``strategy`` decides the whole pack (:class:`Policy`). A strategy
+    is a frozen dataclass, so its class decides: the (slow) protocol check is
+    made once per class."""
+    cls = type(strategy)
+    known = _POLICY_CLASSES.get(cls)
+    if known is None:
+        known = _POLICY_CLASSES[cls] = isinstance(strategy, Policy)
+    return known
+
+
+_POLICY_CLASSES: dict[type, bool] = {}
 
 
 def is_policy_name(name: str) -> bool:

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..termstats import TermStats
+from ..termstats import TermStats, per_document_order
 from ..text import Analyzer
 from .base import NO_SEARCHABLE_TERMS, Ranking, ScoringView, StrategyBase, param, register
 from .bm25lite import distinct
@@ -35,15 +35,15 @@ def bm25_scores(stats: TermStats, query: Sequence[str], k1: float, b: float) -> 
     scores = np.zeros(n_docs, dtype=np.float64)
     if not n_docs or not query:
         return scores
-    doc, term, tf = stats.frequencies(query)
+    doc, term, tf = per_document_order(stats, query)
     if not len(doc):
         return scores
     avgdl = float(lengths.mean())
     df = np.bincount(term, minlength=len(query))
     idf = np.array([lucene_idf(int(d), n_docs) for d in df])
     norm = k1 * (1.0 - b + b * lengths[doc] / avgdl)
-    # Pairs come sorted by document then query position: each score is summed in
-    # query order, as a loop over the query terms would.
+    # Each document's pairs come in query order (np.add.at adds in array order):
+    # each score is summed in query order, as a loop over the query terms would.
     np.add.at(scores, doc, idf[term] * tf / (tf + norm))
     return scores
 

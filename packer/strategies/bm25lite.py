@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..termstats import per_document_order
 from ..text import LCM_TOKENIZER, lcm_terms
 from .base import NO_SEARCHABLE_TERMS, Ranking, ScoringView, StrategyBase, register
 
@@ -53,8 +54,8 @@ class Bm25Lite(StrategyBase):
             return Ranking(scores=None, fallback=NO_SEARCHABLE_TERMS)
         stats = view.items.term_stats(LCM_TOKENIZER, "lcm")
         scores = np.zeros(len(stats.lengths), dtype=np.float64)
-        doc, _, tf = stats.frequencies(prompt_terms)
-        # Pairs are sorted by item then prompt position, so each score is summed
-        # in the JS loop's order: exactly lcm_score's floats.
+        doc, _, tf = per_document_order(stats, prompt_terms)
+        # Each item's pairs come in prompt order (np.add.at adds in array order),
+        # so each score is summed in the JS loop's order: exactly lcm_score's floats.
         np.add.at(scores, doc, tf / stats.lengths[doc])
         return Ranking(scores=scores, components={"overlap": scores}, terms=tuple(prompt_terms))
