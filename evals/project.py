@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from packproof.evals.run.folder import INCOMPLETE
-from packproof.evals.run.journal import RESULTS
+from packproof.evals.run.journal import LEGACY_RESULTS, RESULTS
 from packproof.packer.errors import InputError
 from packproof.packer.files import Input, write_files
 from packproof.packer.jsonio import loads
@@ -55,6 +55,7 @@ RUN_FILES: Final = {
     "metrics.csv": "cells",
     "metrics.csv.gz": "cells",
     RESULTS: "results",
+    LEGACY_RESULTS: "results",
 }
 
 

@@ -15,7 +15,7 @@ the run's ``summary.json`` replay groups (those the report shows).
 It prints one line per profile, static prefix and budget, ending with ``target
 met by SPEC (recall R of bm25's, cost C x the cheapest)`` or ``target not met
 (best: ...)``. Where it is not met, two more lines say why, from the run's
-``results.jsonl``: the cost terms (read x cached, write x written, uncached
+journal (``results.jsonl.gz``): the cost terms (read x cached, write x written, uncached
 tokens, per conversation) of the best configuration beside the cheapest's, and
 the term whose excess over the cheapest's is largest (the one that stops it);
 and the **physical limit** (:func:`physical_limit`): the cheapest cost found at
@@ -46,6 +46,7 @@ from packproof.evals.metrics.cache.files import load_profiles
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.report.frontier import pareto
 from packproof.evals.report.replay import DEFAULT_PLACEMENT, PLACEMENT_ORDER
+from packproof.evals.run.journal import journal_path, read_results
 from packproof.evals.run.suites import load_suite
 from packproof.packer.errors import InputError
 
@@ -178,20 +179,18 @@ _KEEP: Final = (
 
 def _records(path: Path) -> list[dict[str, Any]]:
     """The replay records at the target's budgets, with only what the bench
-    reads (PROFILE's figures), read once."""
+    reads (PROFILE's figures)."""
     out = []
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line)
-            if record.get("budget") not in BUDGETS or "cache" not in record:
-                continue
-            kept = {k: record[k] for k in _KEEP if k in record}
-            kept["cache"] = {PROFILE: record["cache"].get(PROFILE, {})}
-            placements = record.get("cache_placements") or {}
-            kept["cache_placements"] = {
-                p: {PROFILE: by[PROFILE]} for p, by in placements.items() if PROFILE in by
-            }
-            out.append(kept)
+    for record in read_results(path):
+        if record.get("budget") not in BUDGETS or "cache" not in record:
+            continue
+        kept: dict[str, Any] = {k: record[k] for k in _KEEP if k in record}
+        kept["cache"] = {PROFILE: record["cache"].get(PROFILE, {})}
+        placements = record.get("cache_placements") or {}
+        kept["cache_placements"] = {
+            p: {PROFILE: by[PROFILE]} for p, by in placements.items() if PROFILE in by
+        }
+        out.append(kept)
     return out
 
 
@@ -283,7 +282,7 @@ def measure(run_dir: Path, suites: Sequence[Path] | None = None) -> dict[str, An
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
     profiles = load_profiles()
     profile = profiles[PROFILE]
-    results = run_dir / "results.jsonl"
+    results = journal_path(run_dir)
     rows = target(summary)
     records = _records(results) if results.exists() else []
     terms = cost_terms(records, profile)
@@ -388,7 +387,7 @@ def format_report(report: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run_dir", type=Path, help="a replay run (summary.json, results.jsonl)")
+    parser.add_argument("run_dir", type=Path, help="a replay run (summary.json, results.jsonl.gz)")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
     parser.add_argument(
         "--scenarios",

@@ -125,20 +125,24 @@ def load_run(path: str | Path) -> pd.DataFrame:
     as a DataFrame (see the module docstring for its columns). A folder that is
     not a complete run is refused with one line (:class:`InputError`)."""
     from packproof.evals.run.folder import INCOMPLETE
+    from packproof.evals.run.journal import journal_path, read_results
 
     run = Path(path)
     if (run / INCOMPLETE).exists():
         raise InputError("", "this run has not finished its reports", source=str(run))
-    texts: dict[str, str] = {}
-    for name in ("summary.json", "results.jsonl"):
-        try:
-            texts[name] = (run / name).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(
-                "", f"not an eval run folder: cannot read {name} ({exc.strerror})", source=str(run)
-            ) from None
+    journal = journal_path(run)
     try:
-        summary = json.loads(texts["summary.json"])
+        text = (run / "summary.json").read_text(encoding="utf-8")
+        if not journal.is_file():
+            raise InputError("", f"not an eval run folder: no {journal.name}", source=str(run))
+    except OSError as exc:
+        raise InputError(
+            "",
+            f"not an eval run folder: cannot read summary.json ({exc.strerror})",
+            source=str(run),
+        ) from None
+    try:
+        summary = json.loads(text)
         strategies = summary["strategies"]
         specs = [s["spec"] for s in strategies]
         labels = {s["spec"]: s["label"] for s in strategies}
@@ -147,14 +151,7 @@ def load_run(path: str | Path) -> pd.DataFrame:
         raise InputError(
             "", f"summary.json is not an eval summary ({exc})", source=str(run / "summary.json")
         ) from None
-    records = []
-    for n, line in enumerate(texts["results.jsonl"].splitlines(), 1):
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            raise InputError(
-                f"line {n}", "not a JSON record", source=str(run / "results.jsonl")
-            ) from None
+    records = read_results(journal)
     return cells_frame(
         order_records(records, specs, budgets),
         specs=specs,

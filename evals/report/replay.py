@@ -63,6 +63,7 @@ import numpy as np
 
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.report.frontier import build_frontier
+from packproof.evals.run.compact import CACHE_ROW, FIGURES
 from packproof.evals.run.replay import PLACEMENTS
 from packproof.packer.jsonio import significant
 
@@ -131,7 +132,11 @@ class _Chain:
         self.sums: dict[tuple[str, str], list[Any]] = {}
         # (placement, profile, static) -> [requests priced, costs]
         self.placed: dict[tuple[str, str, str], list[Any]] = {}
-        for r in (*steps, *probes):
+        requests = (*steps, *probes)
+        if any(CACHE_ROW in r for r in requests):
+            self._sum_columns(requests)
+            return
+        for r in requests:
             probe = bool(r.get("probe"))
             for profile, by_static in r.get("cache", {}).items():
                 for static, f in by_static.items():
@@ -148,6 +153,33 @@ class _Chain:
                         placed = self.placed.setdefault((placement, profile, static), [0, []])
                         placed[0] += 1
                         placed[1].append(f["cost"])
+
+    def _sum_columns(self, requests: Sequence[Mapping[str, Any]]) -> None:
+        """The same sums from the chain's columns (records read without their
+        figures made whole): the same values, added in the same order."""
+        rows = [(r[CACHE_ROW], bool(r.get("probe"))) for r in requests if CACHE_ROW in r]
+        figures = rows[0][0][0]
+        if any(row[0] is not figures for row, _ in rows):
+            raise ValueError("a chain's records point into another chain's cache figures")
+        every = [i for (_, i), _ in rows]
+        at_steps = [i for (_, i), probe in rows if not probe]
+        at_probes = [i for (_, i), probe in rows if probe]
+        for (placement, profile, static), (
+            cached,
+            written,
+            uncached,
+            cost,
+        ) in figures.columns.items():
+            if placement is None:
+                self.sums[profile, static] = [
+                    len(every),
+                    sum(cached[i] for i in every),
+                    sum(cached[i] + written[i] + uncached[i] for i in every),
+                    [cost[i] for i in at_steps],
+                    [cost[i] for i in at_probes],
+                ]
+            else:
+                self.placed[placement, profile, static] = [len(every), [cost[i] for i in every]]
 
     def values(self, profile: str, static: int) -> dict[str, Any]:
         """The chain's values under one profile and static prefix: ``None`` where
@@ -191,16 +223,27 @@ def _probe_values(probes: Sequence[Mapping[str, Any]]) -> dict[Any, list[float]]
         recall = p["metrics"].get("evidence_recall")
         if recall is not None:
             out["probe_recall"].append(float(recall))
-        for profile, by_static in p.get("cache", {}).items():
-            for static, f in by_static.items():
-                tokens = f["cached"] + f["written"] + f["uncached"]
-                if tokens:
-                    out.setdefault(("probe_hit_rate", profile, static), []).append(
-                        f["cached"] / tokens
-                    )
-                    out.setdefault(("probe_relative_cost", profile, static), []).append(
-                        f["cost"] / tokens
-                    )
+        row = p.get(CACHE_ROW)
+        if row is not None:  # read without its figures made whole: its chain's columns
+            figures, i = row
+            priced = [
+                (profile, static, {k: v[i] for k, v in zip(FIGURES, lists, strict=True)})
+                for (placement, profile, static), lists in figures.columns.items()
+                if placement is None
+            ]
+        else:
+            priced = [
+                (profile, static, f)
+                for profile, by_static in p.get("cache", {}).items()
+                for static, f in by_static.items()
+            ]
+        for profile, static, f in priced:
+            tokens = f["cached"] + f["written"] + f["uncached"]
+            if tokens:
+                out.setdefault(("probe_hit_rate", profile, static), []).append(f["cached"] / tokens)
+                out.setdefault(("probe_relative_cost", profile, static), []).append(
+                    f["cost"] / tokens
+                )
     return out
 
 

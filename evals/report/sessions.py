@@ -1,7 +1,7 @@
 """Counterfactual replays of real Claude Code sessions, priced as they were billed,
 beside what they cost (docs/sessions.md).
 
-:func:`build` reads an eval run of ``evals/sessions.yaml`` (its ``results.jsonl``:
+:func:`build` reads an eval run of ``evals/sessions.yaml`` (its journal, ``results.jsonl.gz``:
 each step's pack as ``segments``, its evidence recall on the label-free signal)
 and the imported scenarios (each step's model, static prefix, warm start and
 billed usage), prices every (spec, budget, scenario) chain as billed
@@ -35,6 +35,7 @@ import orjson
 from packproof.evals.metrics.cache.billed import BilledStep, StepBill, price_as_billed
 from packproof.evals.metrics.cache.check import Prices, load_prices
 from packproof.evals.report.md import code
+from packproof.evals.run.journal import journal_path, read_results
 from packproof.evals.scenarios.format import Scenario, Turn, load_compiled
 
 __all__ = [
@@ -159,23 +160,21 @@ class _Cell(NamedTuple):
 
 
 def _read_results(path: Path) -> dict[tuple[str, str, str], list[_Cell]]:
-    """(spec, budget, scenario) -> its steps, from a run's results.jsonl (failed
+    """(spec, budget, scenario) -> its steps, from a run's journal (failed
     cells and probes left out: they have no pack to price)."""
     chains: dict[tuple[str, str, str], list[_Cell]] = defaultdict(list)
-    with path.open("rb") as lines:
-        for line in lines:
-            r = orjson.loads(line)
-            if r.get("status") != "ok" or r.get("probe") or "segments" not in r:
-                continue
-            metrics = r.get("metrics") or {}
-            chains[r["spec"], str(r["budget"]), r["scenario"]].append(
-                _Cell(
-                    r["turn"],
-                    r["segments"],
-                    metrics.get("evidence_recall"),
-                    bool(metrics.get("over_budget")),
-                )
+    for r in read_results(path):
+        if r.get("status") != "ok" or r.get("probe") or "segments" not in r:
+            continue
+        metrics = r.get("metrics") or {}
+        chains[r["spec"], str(r["budget"]), r["scenario"]].append(
+            _Cell(
+                r["turn"],
+                r["segments"],
+                metrics.get("evidence_recall"),
+                bool(metrics.get("over_budget")),
             )
+        )
     return chains
 
 
@@ -195,7 +194,7 @@ def build(run: Path, suite: Path, prices: Prices | None = None) -> SessionsRepor
     """The report of the eval run in folder ``run`` on the scenarios of ``suite``."""
     prices = prices or load_prices()
     scenarios = {s.id: s for s in load_compiled(suite)}
-    chains = _read_results(run / "results.jsonl")
+    chains = _read_results(journal_path(run))
     groups: dict[tuple[str, str], tuple[list[StepBill], list[float | None], list[bool]]] = {}
     for (spec, budget, sid), cells in chains.items():
         if sid not in scenarios:

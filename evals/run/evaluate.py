@@ -42,7 +42,15 @@ from packproof.packer.errors import InputError, require
 from packproof.packer.files import write_atomic
 from packproof.packer.result import cyclic_gc_paused
 
-__all__ = ["MAX_JOBS", "MAX_KEEP", "check_count", "evaluate", "manifest", "validate_summary"]
+__all__ = [
+    "MAX_JOBS",
+    "MAX_KEEP",
+    "check_count",
+    "evaluate",
+    "manifest",
+    "validate_summary",
+    "write_reports",
+]
 
 MAX_JOBS: Final = 256  # worker processes, as --jobs allows
 MAX_KEEP: Final = 10**6  # complete runs kept, as --keep allows
@@ -203,29 +211,31 @@ def evaluate(
                 progress=bars,
                 packer=argv,
                 timeout=packer_timeout,
+                whole=False,  # the report sums a replay's cache figures from its columns
             )
         except WorkerDied as exc:
             raise exc.left(run_dir) from None
         with cyclic_gc_paused():  # the records are acyclic; collections would rescan them
             info = {**info, "run_id": run_id}
-            _write_reports(config, records, info, run_dir, executor, jobs, bars)
+            write_reports(config, records, info, run_dir, executor, jobs, bars)
     switch_latest(run_dir.parent, run_dir)  # only a complete run becomes latest
     if keep is not None:
         prune(run_dir.parent, keep)
     return run_dir
 
 
-def _write_reports(
+def write_reports(
     config: EvalConfig,
     records: list[dict[str, Any]],
     info: dict[str, Any],
     run_dir: Path,
     executor: str,
     jobs: int,
-    bars: EvalProgress,
+    bars: EvalProgress | None = None,
 ) -> None:
     """Build the report model once, render every format, then write them all;
     ``bars`` shows each of the :data:`REPORT_STEPS` steps as it starts."""
+    bars = bars or EvalProgress(REPORT_STEPS, sys.stderr, enabled=False)
     labels = config.labels
     bars.step("computing the summary statistics")
     summary = build_report(

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from packproof.evals.run.external import kill_packers
 from packproof.evals.run.folder import INCOMPLETE
+from packproof.evals.run.journal import Batch
 from packproof.evals.run.process import die_with_parent
 from packproof.packer.errors import InputError, RunError, require
 
@@ -62,7 +63,7 @@ def _worker_init(parent: int) -> None:
         os._exit(1)
 
 
-Batch = list[tuple[str, str]]  # the records of one task: (cell key, JSON line)
+# the records of one task, as the journal stores them (evals/run/journal.py)
 Map = Callable[[Callable[[Any], Batch], Sequence[Any]], Iterator[Batch]]
 
 

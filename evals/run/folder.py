@@ -6,7 +6,7 @@ only then, in one atomic step.
   never writes outside ``--out``.
 - A run holds an exclusive lock on its folder (``fcntl.flock``); a second eval
   into a folder a running eval holds is refused with one line, before it can
-  touch the first run's ``results.jsonl``. The lock goes with the process, so a
+  touch the first run's ``results.jsonl.gz``. The lock goes with the process, so a
   killed run leaves nothing stale.
 - ``INCOMPLETE`` sits in the folder until every report is written; ``latest`` is
   a symbolic link to the newest complete run, switched by one ``rename``, so it

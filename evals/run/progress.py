@@ -1,7 +1,7 @@
 """What a terminal shows while ``packproof eval`` runs: a bar of the grid's cells
 as their records arrive, then a bar of the report writing that names each step.
 
-A cell is one record of ``results.jsonl`` (one turn, spec and budget; a replay's
+A cell is one record of ``results.jsonl.gz`` (one turn, spec and budget; a replay's
 cells are its steps and probes under each spec and budget), so the first bar
 counts what the run produces, not the tasks that carry it: a replay of a few long
 conversations is a few tasks of thousands of cells. Records arrive a task at a
@@ -30,7 +30,7 @@ REPORT_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed
 class EvalProgress:
     """The eval's two bars. The run calls it as ``progress(done, total)`` in cells
     (the runner's callback); when the last cell is in, the runner reads
-    ``results.jsonl`` back, the first of ``report_steps`` steps of the report bar,
+    ``results.jsonl.gz`` back, the first of ``report_steps`` steps of the report bar,
     and each later :meth:`step` names the next. ``enabled`` defaults to whether
     ``file`` (stderr) is a terminal; a disabled one draws nothing. As a context,
     it ends its bars' lines however the run ends, so an error is not printed on

@@ -24,7 +24,14 @@ from packproof.evals.run.chains import cache_state
 from packproof.evals.run.config import SCENARIO_BUDGET, EvalConfig
 from packproof.evals.run.executors import Map, executor_map
 from packproof.evals.run.external import close_packers
-from packproof.evals.run.journal import RESULTS, read_results
+from packproof.evals.run.journal import (
+    LEGACY_RESULTS,
+    RESULTS,
+    Batch,
+    journal_path,
+    read_journal,
+    read_results,
+)
 from packproof.evals.run.judge import failed_cell, judged, traced
 from packproof.evals.run.packers import Configured, NamedPacker, start_packers
 from packproof.evals.run.prefixes import longest_items, pack_pairs, prefix_of, shared_table
@@ -36,7 +43,6 @@ from packproof.evals.scenarios.format import (
     expectation_key,
     kept_reasons,
 )
-from packproof.packer.jsonio import dumps
 from packproof.packer.model import Items
 from packproof.packer.pipeline import cyclic_gc_paused, decide, rank, replaced, reserve
 from packproof.packer.request import Request, parse_items, parse_request, request_to_json
@@ -305,8 +311,10 @@ def run_cells(
     progress: Callable[[int, int], None] | None = None,
     packer: Sequence[str] | None = None,
     timeout: float = 10.0,
+    whole: bool = True,
 ) -> list[dict[str, Any]]:
-    """Run every cell not yet in ``out_dir/results.jsonl``; return all records.
+    """Run every cell not yet in the run's journal (``out_dir/results.jsonl.gz``);
+    return all records, read back from it (``whole``: see ``read_results``).
     The executor is set up (a Dask scheduler reached) and every packer command
     started before the run directory is touched, so a failure there never costs
     earlier results. The packers this process started are ended when the cells
@@ -325,7 +333,7 @@ def run_cells(
     )
     try:
         with executor_map(jobs, executor, scheduler) as execute:
-            return _run_into(config, out_dir, execute, fn, resume, progress)
+            return _run_into(config, out_dir, execute, fn, resume, progress, whole)
     finally:
         close_packers()
 
@@ -337,9 +345,10 @@ def _run_into(
     fn: _TaskRunner,
     resume: bool,
     progress: Callable[[int, int], None] | None,
+    whole: bool = True,
 ) -> list[dict[str, Any]]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = out_dir / RESULTS
+    results = journal_path(out_dir) if resume else out_dir / RESULTS
     every = tasks(config)
     grid = {
         cell_key(t.suite, t.scenario.id, k, s, b)
@@ -348,10 +357,10 @@ def _run_into(
         for s in t.specs or config.specs
         for b in config.budgets
     }
-    done = read_results(results, grid) if resume else []
-    if not resume and results.exists():
-        results.unlink()
-    finished = {r["key"] for r in done}
+    done, finished = read_journal(results, grid) if resume else ([], set())
+    if not resume:
+        for old in (results, out_dir / LEGACY_RESULTS):
+            old.unlink(missing_ok=True)
     work = [
         t
         for t in every
@@ -366,19 +375,17 @@ def _run_into(
     # starts a long conversation last while the others sit idle.
     work.sort(key=lambda t: len(t.turns), reverse=True)
     # Progress is in cells (records) of the whole grid, from those a resume kept.
-    written = len(finished)
+    written = len(done)
     progress = progress or (lambda done, total: None)
     progress(written, len(grid))
-    with results.open("a", encoding="utf-8") as sink:
+    plain = results.name == LEGACY_RESULTS  # resuming a run that wrote plain lines
+    with results.open("ab") as sink:
         for batch in execute(fn, work):
-            lines = [line for key, line in batch if key not in finished]
-            sink.write("".join(lines))
-            sink.flush()
-            written += len(lines)
+            written += batch.write(sink, finished, plain)
             progress(written, len(grid))
     # Reports read the records as written, so they are a function of the file
     # alone: a resumed run and an uninterrupted one report the same bytes.
-    return read_results(results)
+    return read_results(results, whole=whole)
 
 
 @dataclass(frozen=True)
@@ -394,10 +401,10 @@ class _TaskRunner:
     static_prefix_tokens: tuple[int, ...] = (0,)
     packers: tuple[tuple[str, NamedPacker], ...] = ()
 
-    def __call__(self, task: Task) -> list[tuple[str, str]]:
-        """Each record's key and JSON line: encoded where it was made, so the
-        records never travel between processes as objects (a replay's run to
-        hundreds of megabytes)."""
+    def __call__(self, task: Task) -> Batch:
+        """The task's records as the journal stores them (compact and gzipped
+        where they were made, so they never travel between processes as
+        objects: a replay's run to hundreds of megabytes)."""
         records = run_task(
             task,
             self.specs,
@@ -409,4 +416,4 @@ class _TaskRunner:
             self.static_prefix_tokens,
             dict(self.packers),
         )
-        return [(r["key"], dumps(r) + "\n") for r in records]
+        return Batch.of(records)

@@ -151,7 +151,11 @@ def add_parsers(sub: Any) -> None:
     )
     add_workers(p)
     p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
-    p.add_argument("--resume", action="store_true", help="keep finished cells of results.jsonl")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep finished cells of the run's journal (results.jsonl.gz)",
+    )
     p.add_argument(
         "--out",
         default="reports",

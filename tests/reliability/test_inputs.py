@@ -10,6 +10,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 
 from packproof.cli import main
 from packproof.evals.run.folder import safe_component
+from packproof.evals.run.journal import gzip_member
 from packproof.evals.scenarios.format import Scenario
 from packproof.packer.errors import InputError, MissingExtraError
 from tests.paths import ROOT
@@ -54,21 +56,23 @@ def resume_with(tmp: Path, corrupt: Callable[[Path], None]) -> list[str]:
     cfg = config(tmp, [str(SUITE)])
     argv = ["eval", "--config", str(cfg), "--out", str(tmp / "r"), "--jobs", "1"]
     assert main(argv) == 0
-    (journal,) = (tmp / "r").glob("t/t-*/results.jsonl")
+    (journal,) = (tmp / "r").glob("t/t-*/results.jsonl.gz")
     corrupt(journal)
     return [*argv, "--resume"]
 
 
 def append(line: str) -> Callable[[Path], None]:
+    """Append ``line`` to a journal as a batch of its own (a gzip member)."""
+
     def go(path: Path) -> None:
-        with path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        with path.open("ab") as f:
+            f.write(gzip_member([line.encode() + b"\n"]))
 
     return go
 
 
 def first_record(path: Path) -> str:
-    return path.read_text("utf-8").splitlines()[0]
+    return zlib.decompressobj(31).decompress(path.read_bytes()).decode().splitlines()[0]
 
 
 def locomo(tmp: Path, turn: dict[str, object]) -> list[str]:
@@ -181,11 +185,21 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "resume-non-numeric-metric",
         lambda t: resume_with(
             t,
-            lambda p: write(
-                p, retitled(first_record(p), metrics={"evidence_recall": "high"}) + "\n"
+            lambda p: p.write_bytes(
+                gzip_member(
+                    [
+                        retitled(first_record(p), metrics={"evidence_recall": "high"}).encode()
+                        + b"\n"
+                    ]
+                )
             ),
         ),
         "not a result record",
+    ),
+    (
+        "resume-journal-is-not-gzip",
+        lambda t: resume_with(t, lambda p: p.write_bytes(b'{"key": "k"}\n')),
+        "results.jsonl.gz: byte 0: not a gzip member of a journal",
     ),
     (
         "resume-journal-is-a-directory",
@@ -523,14 +537,14 @@ def test_a_second_eval_into_a_held_folder_exits_2_and_keeps_the_journal(
     argv = ["eval", "--config", str(cfg), "--out", str(tmp_path / "r"), "--jobs", "1"]
     assert main(argv) == 0
     (run,) = [p for p in (tmp_path / "r").glob("*/*") if p.name != "latest"]
-    journal = (run / "results.jsonl").read_bytes()
+    journal = (run / "results.jsonl.gz").read_bytes()
     with (run / ".lock").open("w") as held:  # as a running eval holds it
         fcntl.flock(held, fcntl.LOCK_EX)
         capsys.readouterr()
         assert main(argv) == 2
         err = capsys.readouterr().err
     assert "another packproof run is writing into this folder" in err
-    assert (run / "results.jsonl").read_bytes() == journal
+    assert (run / "results.jsonl.gz").read_bytes() == journal
 
 
 def _packproof(*args: str, **how: Any) -> subprocess.CompletedProcess[bytes]:

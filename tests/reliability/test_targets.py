@@ -208,7 +208,7 @@ CASES: list[tuple[str, Callable[[Here], list[str]], str]] = [
             "reports/baseline",
             "reports/starter/latest",
             "--out",
-            str(Path(link(h.run / "results.jsonl", "cmp/compare.md", hard=True)).parent),
+            str(Path(link(h.run / "results.jsonl.gz", "cmp/compare.md", hard=True)).parent),
         ],
         "is run B's results",
     ),

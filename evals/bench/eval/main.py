@@ -6,7 +6,7 @@ Two measurements, written to ``reports/bench/eval.json`` and printed as a table.
 ``evals/default.yaml``) with each executor: ``serial``; ``process`` at 1 and 2
 workers; ``dask`` on a LocalCluster of 2 worker processes. Every run starts from
 an empty temporary directory (nothing resumed) and includes what a user waits
-for: building the task list, writing and re-reading ``results.jsonl`` and, for
+for: building the task list, writing and re-reading ``results.jsonl.gz`` and, for
 the pools, starting and stopping them (for Dask, the whole LocalCluster). Note
 that the runner runs ``process`` at one job in-process, with no pool (see
 ``packproof.evals.run.executors.executor_map``), so that figure is the serial

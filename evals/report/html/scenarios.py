@@ -7,7 +7,7 @@ then each turn's prompt and what every strategy packed (ids, roles, tokens,
 item texts, gold evidence marked), the evidence it missed, and for an item the
 trace's decision reasons in a ``<details>`` element (no JavaScript), at each
 scenario's own budget when the run has it. Long texts, long conversations and
-many scenarios are cut (``MAX_*``) so the page stays readable; results.jsonl and
+many scenarios are cut (``MAX_*``) so the page stays readable; the journal and
 metrics.csv have every cell.
 """
 
@@ -255,7 +255,7 @@ def scenarios_section(page: _Page) -> str:
     if len(ids) > len(shown):
         out.append(
             f'<p class="muted">... and {len(ids) - len(shown)} more scenarios '
-            "(results.jsonl has every cell)</p>"
+            "(the run's journal, results.jsonl.gz, has every cell)</p>"
         )
     out.append("</section>")
     return "\n".join(out)

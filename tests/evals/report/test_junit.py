@@ -35,7 +35,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ReportContext]:
     run_dir = evaluate(cfg, out_root=tmp / "reports", jobs=1, executor="serial", resume=False)
     loaded = load_config(cfg)
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
-    records = order_records(read_results(run_dir / "results.jsonl"), loaded.specs, loaded.budgets)
+    records = order_records(
+        read_results(run_dir / "results.jsonl.gz"), loaded.specs, loaded.budgets
+    )
     scenarios = {t.scenario.id: t.scenario for t in tasks(loaded)}
     return run_dir, ReportContext(summary, records, scenarios)
 

@@ -5,7 +5,6 @@ function's code; what cannot run is refused before anything is written."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 import packproof
 from packproof.evals.run.folder import INCOMPLETE
 from tests.evals.run.test_faults import wait_groups_gone
+from tests.journal import records as journal_records
 from tests.paths import ROOT
 
 SUITE = ROOT / "scenarios/compiled/lossless-claw.jsonl"
@@ -40,8 +40,7 @@ def newest(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def statuses(run: packproof.Run) -> list[str]:
-    lines = (run.dir / "results.jsonl").read_text("utf-8").splitlines()
-    return [json.loads(line)["status"] for line in lines]
+    return [r["status"] for r in journal_records(run.dir)]
 
 
 @pytest.mark.parametrize("code", [0, 3, None])
@@ -54,8 +53,7 @@ def test_a_packer_that_calls_sys_exit_fails_its_cells_and_the_run_finishes(
     run = packproof.evaluate(exits, CONFIG, out=tmp_path)
     assert not (run.dir / INCOMPLETE).exists() and (run.dir / "summary.json").exists()
     assert run.failures["classes"] == {"CRASH": CELLS // 2} and not run.passed
-    lines = (run.dir / "results.jsonl").read_text("utf-8").splitlines()
-    errors = {json.loads(line).get("error") for line in lines}
+    errors = {r.get("error") for r in journal_records(run.dir)}
     assert ("SystemExit" if code is None else f"SystemExit: {code}") in errors
 
 
@@ -101,7 +99,7 @@ def test_a_timeout_fails_an_overrunning_call_as_timeout_and_kills_what_it_ran_in
         return newest(request)
 
     run = packproof.evaluate(unruly, CONFIG, out=tmp_path / "r", timeout=5)
-    cells = {json.loads(x)["key"]: json.loads(x) for x in (run.dir / "results.jsonl").open()}
+    cells = {r["key"]: r for r in journal_records(run.dir)}
     failed = sorted((r["status"], r["error"]) for r in cells.values() if r["status"] != "ok")
     assert failed == [
         ("CRASH", "the packer exited (code 3)"),

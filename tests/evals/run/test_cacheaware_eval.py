@@ -15,6 +15,7 @@ import pytest
 from packproof.evals.bench.cacheaware import cost_breakdown
 from packproof.evals.run.evaluate import evaluate
 from tests.evals.scenarios.test_scenario_errors import packproof
+from tests.journal import records as journal_records
 
 # Six 300-token messages: 10 s apart, then a 960 s pause (past the 300 s
 # lifetime), then a question about the first.
@@ -59,7 +60,7 @@ cache:
 
 
 def _records(run: Path, spec: str | None = None) -> list[dict[str, Any]]:
-    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    records = journal_records(run)
     if spec is not None:
         records = [r for r in records if r["spec"].startswith(spec.split("(")[0] + "(")]
     return sorted(records, key=lambda r: (r["spec"], r["turn"]))

@@ -16,6 +16,7 @@ from packproof.evals.run.evaluate import evaluate
 from packproof.evals.run.runner import run_cells
 from packproof.packer import InputError
 from tests.evals.run.test_runner import reports, write_config
+from tests.journal import records as journal_records
 from tests.paths import ROOT
 
 pytest.importorskip(
@@ -56,8 +57,7 @@ def dask_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, set[
 def test_dask_reports_match_serial(dask_run: tuple[Path, Path, set[int]]) -> None:
     serial, dask, _ = dask_run
     assert reports(dask) == reports(serial)
-    lines = (dask / "results.jsonl").read_text().splitlines()
-    assert len(lines) == len((serial / "results.jsonl").read_text().splitlines()) > 0
+    assert len(journal_records(dask)) == len(journal_records(serial)) > 0
 
 
 def test_dask_run_stops_its_cluster(dask_run: tuple[Path, Path, set[int]]) -> None:
@@ -88,7 +88,7 @@ def test_unreachable_scheduler_is_one_line_and_fast(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    earlier = tmp_path / "api" / "results.jsonl"  # a previous run's results: must survive
+    earlier = tmp_path / "api" / "results.jsonl.gz"  # a previous run's results: must survive
     earlier.parent.mkdir()
     earlier.write_text('{"key": "k", "metrics": {}}\n')
     try:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from packproof.cli import main
+from tests.journal import records as journal_records
 from tests.paths import ROOT
 
 SUITE = ROOT / "scenarios/compiled/budgets-caps.jsonl"
@@ -151,9 +152,7 @@ def test_filters_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     tag = sorted(tags)[0]
     assert run(tmp_path, "--config", str(cfg), "-q", "--tag", tag) == 0
     summary = json.loads((tmp_path / "r/cli/latest/summary.json").read_text())
-    cells = [
-        json.loads(x) for x in (tmp_path / "r/cli/latest/results.jsonl").read_text().splitlines()
-    ]
+    cells = journal_records(tmp_path / "r/cli/latest")
     assert cells and all(tag in c["tags"] for c in cells)
     capsys.readouterr()
     for bad in (["--strategy", "nope"], ["--suite", "nope"], ["--tag", "no-such-tag"]):

@@ -15,6 +15,7 @@ from packproof.evals.run.evaluate import evaluate
 from packproof.evals.run.external import ExternalPacker
 from packproof.evals.run.runner import run_cells
 from tests.evals.run.test_runner import suite_turns, write_config
+from tests.journal import records as journal_records
 from tests.paths import ROOT
 
 SERVE = f"cmd:{sys.executable} -m packproof serve"
@@ -33,7 +34,7 @@ def test_builtin_packer_through_the_protocol_gives_the_same_metrics(tmp_path: Pa
     assert (inside / "metrics.csv").read_text() == (outside / "metrics.csv").read_text()
 
     def records(run: Path) -> list[dict[str, object]]:
-        rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+        rows = journal_records(run)
         return sorted(
             ({k: v for k, v in r.items() if k != "latency_ms"} for r in rows),
             key=lambda r: str(r["key"]),

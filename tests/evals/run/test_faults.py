@@ -127,7 +127,7 @@ def started(proc: subprocess.Popen[bytes], out: Path, timeout: float = 60) -> No
     """Wait until the eval has written some records (its workers are busy)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        journals = list(out.glob("faults/faults-*/results.jsonl"))
+        journals = list(out.glob("faults/faults-*/results.jsonl.gz"))
         if journals and journals[0].stat().st_size > 0:
             return
         assert proc.poll() is None, "the eval ended before the test could strike"

@@ -17,6 +17,7 @@ import pytest
 import packproof
 from packproof.cli import main
 from packproof.evals.run.config import load_config
+from tests.journal import records as journal_records
 from tests.paths import ROOT
 
 SUITE = ROOT / "scenarios/compiled/lossless-claw.jsonl"
@@ -68,7 +69,7 @@ def test_the_documented_example_packer_runs_beside_built_in_specs(
     code = main(["eval", "--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-fail"])
     assert code == 0
     run = out / "named" / "latest"
-    records = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    records = journal_records(run)
     mine = [r for r in records if r["spec"] == "newest"]
     assert mine and all(r["status"] == "ok" for r in mine)  # every answer met the contract
     assert {r["strategy"] for r in mine} == {"newest"}
@@ -159,7 +160,7 @@ def test_a_pack_the_pytest_plugin_refuses_fails_every_cell_as_a_schema_error(
     out = tmp_path / "r"
     assert main(["eval", "--config", str(cfg), "--out", str(out), "--jobs", "1", "-q"]) == 1
     run = out / "named" / "latest"  # the run finished: a broken answer fails its cell only
-    records = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    records = journal_records(run)
     mine = [r for r in records if r["spec"] == "mine"]
     assert len(mine) == len(records) // 2
     assert {r["status"] for r in mine} == {"SCHEMA_ERROR"}
@@ -215,8 +216,7 @@ def test_a_function_that_raises_fails_its_cells_not_the_run(tmp_path: Path) -> N
     crashed = cells[cells["status"] == "CRASH"]
     assert len(crashed) > 0 and not run.passed
     assert run.failures["classes"]["CRASH"] == len(crashed)
-    records = (run.dir / "results.jsonl").read_text()
-    assert "ValueError: too many items" in records
+    assert any("ValueError: too many items" in r.get("error", "") for r in journal_records(run.dir))
     wrong = packproof.evaluate(not_a_pack, cfg, out=tmp_path / "w")
     assert wrong.failures["classes"] == {"PARSE_ERROR": wrong.failures["cells"]}
 

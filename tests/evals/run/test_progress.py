@@ -16,11 +16,14 @@ import pytest
 from packproof.evals.report.renderers import RENDERERS
 from packproof.evals.run.config import load_config
 from packproof.evals.run.evaluate import REPORT_STEPS, evaluate
+from packproof.evals.run.journal import RESULTS, gzip_member
 from packproof.evals.run.progress import EvalProgress
 from packproof.evals.run.runner import run_cells, tasks
 from tests.evals.run.test_replay import REPLAY
 from tests.evals.run.test_runner import TURNS, reports, write_config
 from tests.evals.scenarios.test_scenario_errors import packproof
+from tests.journal import records as journal_records
+from tests.journal import stored_lines
 
 
 class Terminal(io.StringIO):
@@ -51,15 +54,14 @@ def test_the_bar_counts_every_cell_of_a_run_and_stays_on_screen(tmp_path: Path) 
     assert f" {cells}/{cells} " in states[-1] and " cells/s" in states[-1]
     # left on screen: its final line is ended, not wiped; the report bar begins
     assert f" {cells}/{cells} " in screen.getvalue().split("\n")[0].split("\r")[-1]
-    assert drawn(screen.getvalue(), "reports")[-1].endswith("reading results.jsonl]")
+    assert drawn(screen.getvalue(), "reports")[-1].endswith("reading results.jsonl.gz]")
 
 
 def test_a_resumed_run_starts_the_bar_at_the_cells_it_kept(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path))
     full = run_cells(config, tmp_path / "run", executor="serial")
-    results = tmp_path / "run" / "results.jsonl"
-    kept = results.read_text().splitlines(keepends=True)[:10]
-    results.write_text("".join(kept))
+    kept = stored_lines(tmp_path / "run")[:10]
+    (tmp_path / "run" / RESULTS).write_bytes(gzip_member(kept))
     screen = Terminal()
     bars = EvalProgress(REPORT_STEPS, screen, enabled=True)
     run_cells(config, tmp_path / "run", executor="serial", resume=True, progress=bars)
@@ -80,7 +82,7 @@ def test_a_replay_counts_its_steps_and_probes_per_spec_and_budget(
     screen = Terminal()
     monkeypatch.setattr(sys, "stderr", screen)
     run = evaluate(tmp_path / "cfg.yaml", out_root=tmp_path / "out", jobs=1, executor="serial")
-    cells = len((run / "results.jsonl").read_text().splitlines())
+    cells = len(journal_records(run))
     assert cells == 4 * 2 * 2  # 2 tasks (one per spec) of 4 turns x 2 budgets
     assert f" {cells}/{cells} " in drawn(screen.getvalue(), "cells")[-1]
 

@@ -18,6 +18,7 @@ from packproof.packer import InputError
 from packproof.packer.tokens import count_tokens
 from tests.evals.scenarios.importers.test_locomo import SAMPLE, write
 from tests.evals.scenarios.test_scenario_errors import packproof
+from tests.journal import records as journal_records
 
 QUESTION = "what did the user ask about?"
 REPLAY = f"""\
@@ -156,8 +157,7 @@ cache:
 
 
 def _records(run: Path) -> list[dict[str, Any]]:
-    lines = (run / "results.jsonl").read_text().splitlines()
-    return sorted((json.loads(line) for line in lines), key=lambda r: r["turn"])
+    return sorted(journal_records(run), key=lambda r: r["turn"])
 
 
 def test_each_step_is_priced_as_reference_section_5_computes_it(tmp_path: Path) -> None:
@@ -202,7 +202,7 @@ def test_a_sliding_window_breaks_the_prefix_at_every_step(tmp_path: Path) -> Non
 
 
 def test_a_run_can_be_repriced_from_its_results(tmp_path: Path) -> None:
-    """results.jsonl holds each step's time and segments: `packproof cache simulate`
+    """The journal holds each step's time and segments: `packproof cache simulate`
     on a trace made from it gives the figures the eval wrote."""
     records = _records(_run(tmp_path))
     trace = tmp_path / "trace.jsonl"

@@ -13,12 +13,13 @@ import pytest
 from packproof.evals.run import runner
 from packproof.evals.run.config import load_config
 from packproof.evals.run.evaluate import evaluate, validate_summary
-from packproof.evals.run.journal import read_results
+from packproof.evals.run.journal import LEGACY_RESULTS, RESULTS, gzip_member, read_results
 from packproof.evals.run.runner import parsed_turns, run_cells, run_task, tasks
 from packproof.evals.scenarios.format import load_compiled
 from packproof.packer import InputError
 from packproof.packer.request import parse_items, parse_request, request_to_json
 from packproof.packer.text import Analyzer
+from tests.journal import stored_lines
 from tests.paths import ROOT
 
 
@@ -80,15 +81,35 @@ def test_reports_are_byte_identical_whichever_executor(tmp_path: Path) -> None:
 def test_resume_after_an_interruption_loses_nothing(tmp_path: Path) -> None:
     cfg = write_config(tmp_path)
     full = evaluate(cfg, out_root=tmp_path / "full", jobs=1, executor="serial", resume=False)
-    lines = (full / "results.jsonl").read_text().splitlines(keepends=True)
-    part = tmp_path / "part" / full.name
+    lines = stored_lines(full)
+    part = tmp_path / "part" / full.parent.name / full.name  # <out>/<config name>/<run id>
     part.mkdir(parents=True)
-    # half the records, then a line torn by a crash mid-write
-    (part / "results.jsonl").write_text("".join(lines[: len(lines) // 2]) + lines[-1][:40])
+    # half the records, then a batch torn by a crash mid-write
+    torn = gzip_member(lines[len(lines) // 2 :])
+    (part / RESULTS).write_bytes(gzip_member(lines[: len(lines) // 2]) + torn[: len(torn) // 2])
     resumed = evaluate(cfg, out_root=tmp_path / "part", jobs=1, executor="serial", resume=True)
     assert reports(resumed) == reports(full)
-    keys = [json.loads(x)["key"] for x in (resumed / "results.jsonl").read_text().splitlines()]
+    keys = [json.loads(x)["key"] for x in stored_lines(resumed)]
     assert len(keys) == len(set(keys)) == len(lines)
+
+
+def test_a_run_journaled_in_plain_lines_reads_and_resumes_as_it_is(tmp_path: Path) -> None:
+    """A run written before the journal was gzipped (``results.jsonl``) is read,
+    and resumed in plain lines, and reports what an uninterrupted run does."""
+    cfg = write_config(tmp_path)
+    full = evaluate(cfg, out_root=tmp_path / "full", jobs=1, executor="serial", resume=False)
+    lines = stored_lines(full)
+    part = tmp_path / "part" / full.parent.name / full.name  # <out>/<config name>/<run id>
+    part.mkdir(parents=True)
+    (part / LEGACY_RESULTS).write_bytes(b"".join(lines[: len(lines) // 2]))
+    resumed = evaluate(cfg, out_root=tmp_path / "part", jobs=1, executor="serial", resume=True)
+    assert reports(resumed) == reports(full)
+    assert not (resumed / RESULTS).exists()
+    plain = (resumed / LEGACY_RESULTS).read_bytes().splitlines(keepends=True)
+    assert plain[: len(lines) // 2] == lines[: len(lines) // 2]  # kept as they were
+    assert sorted(json.loads(x)["key"] for x in plain) == sorted(
+        json.loads(x)["key"] for x in lines
+    )
 
 
 def test_corrupt_results_line_is_an_error(tmp_path: Path) -> None:

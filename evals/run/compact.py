@@ -1,0 +1,261 @@
+"""The journal's compact form of replay records, and back.
+
+A replay's records are most of a run's bytes when stored whole: every step's
+full pack, and per step its figures under every cache profile, static prefix
+and breakpoint placement as one small object each. The journal stores them
+compactly, and :func:`decode` gives every reader the whole records back, so
+reports, ``load_run``, ``compare`` and the tuner read a run as before:
+
+- **The pack as a delta.** A record's ``segments`` become ``pack_delta``:
+  ``{"after": T, "keep": K, "add": [[id, tokens], ...]}`` is the first ``K``
+  segments of the pack of turn ``T`` (the chain's step before this record: the
+  last one not a probe and not failed, as the prefix stability reads it),
+  followed by ``add``. A chain's first record, and a record whose pack keeps
+  nothing of that step's, store ``{"add": [...]}``: the whole pack.
+- **The cache figures once per chain, in columns.** A chain's records drop
+  ``cache`` and ``cache_placements``; one line after them, keyed
+  :func:`chain_key`, holds ``columns``: ``turns`` (its priced records' turns,
+  in order), and per profile and static prefix (and, under
+  ``cache_placements``, per placement first) the lists ``cached``,
+  ``written``, ``uncached`` and ``cost``, one value per turn.
+
+A chain is one (suite, scenario, spec, budget). A replay's task holds every
+turn of its chains, so a chain's records and its columns are one batch of the
+journal, in turn order (evals/run/runner.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from packproof.packer.errors import InputError
+
+__all__ = [
+    "CACHE_ROW",
+    "CHAIN_COLUMNS",
+    "FIGURES",
+    "ChainFigures",
+    "chain_key",
+    "decode",
+    "encode",
+]
+
+CHAIN_COLUMNS: Final = "columns"  # the field that marks a chain's line
+# a record read without its figures made whole: (its chain's ChainFigures, its row)
+CACHE_ROW: Final = "_cache_row"
+FIGURES: Final = ("cached", "written", "uncached", "cost")  # a step's figures, in record order
+_CACHE_FIELDS: Final = ("cache", "cache_placements")
+
+Chain = tuple[str, str, str, str]
+
+
+def chain_key(suite: str, scenario: str, spec: str, budget: Any) -> str:
+    """The journal key of a chain's columns (a cell's key names its turn with
+    ``#``; a chain's ends with ``#cache``, which no cell key does)."""
+    return f"{suite}/{scenario}|{spec}|{budget}#cache"
+
+
+def _chain(record: Mapping[str, Any]) -> Chain:
+    return (record["suite"], record["scenario"], record["spec"], str(record["budget"]))
+
+
+def _kept(before: Sequence[Any], after: Sequence[Any]) -> int:
+    n = min(len(before), len(after))
+    k = 0
+    while k < n and before[k] == after[k]:
+        k += 1
+    return k
+
+
+def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any], bool]]:
+    """Each record in its compact form, then each chain's columns: ``(key,
+    object, is_cell)`` in journal order. Records without ``segments`` (not a
+    replay's) are unchanged; ``records`` are changed in place."""
+    out: list[tuple[str, dict[str, Any], bool]] = []
+    last: dict[Chain, tuple[int, list[Any]]] = {}
+    columns: dict[Chain, dict[str, Any]] = {}
+    for r in records:
+        if "segments" in r:
+            chain = _chain(r)
+            segments = r.pop("segments")
+            before = last.get(chain)
+            keep = _kept(before[1], segments) if before is not None else 0
+            if keep:
+                assert before is not None
+                r["pack_delta"] = {"after": before[0], "keep": keep, "add": segments[keep:]}
+            else:
+                r["pack_delta"] = {"add": segments}
+            if r["status"] == "ok" and not r.get("probe"):
+                last[chain] = (r["turn"], segments)
+            if "cache" in r:
+                _add_columns(columns.setdefault(chain, {"turns": []}), r)
+        out.append((r["key"], r, True))
+    for chain, cols in columns.items():
+        key = chain_key(*chain)
+        out.append((key, {"key": key, CHAIN_COLUMNS: cols}, False))
+    return out
+
+
+def _add_columns(cols: dict[str, Any], record: dict[str, Any]) -> None:
+    cols["turns"].append(record["turn"])
+    for name in _CACHE_FIELDS:
+        figures = record.pop(name, None)
+        if figures is None:
+            continue
+        target = cols.setdefault(name, {})
+        if name == "cache":
+            _append(target, figures)
+        else:
+            for placement, by_profile in figures.items():
+                _append(target.setdefault(placement, {}), by_profile)
+
+
+def _append(target: dict[str, Any], by_profile: Mapping[str, Any]) -> None:
+    for profile, by_static in by_profile.items():
+        for static, f in by_static.items():
+            col = target.setdefault(profile, {}).setdefault(static, {k: [] for k in FIGURES})
+            for k in FIGURES:
+                col[k].append(f[k])
+
+
+class Decoder:
+    """Records read in journal order made whole again: each ``pack_delta``
+    resolved against its chain's step before it (:meth:`record`), then each
+    chain's columns spread over its records (:meth:`finish`). Errors name the
+    line of the journal (``where``) and what was expected."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.last: dict[Chain, tuple[int, list[Any]]] = {}
+        self.replays: dict[Chain, dict[int, dict[str, Any]]] = {}
+        self.columns: list[tuple[int, dict[str, Any]]] = []
+        self.chain_keys: dict[str, Chain] = {}
+
+    def _fail(self, n: int, message: str) -> InputError:
+        return InputError(f"line {n}", message, source=self.source)
+
+    def record(self, n: int, r: dict[str, Any]) -> None:
+        delta = r.pop("pack_delta", None)
+        if delta is None:
+            if "segments" not in r:
+                return
+            segments = r["segments"]
+        else:
+            segments = self._resolve(n, _chain(r), delta)
+            r["segments"] = segments
+        chain = _chain(r)
+        self.replays.setdefault(chain, {})[r["turn"]] = r
+        if r["status"] == "ok" and not r.get("probe"):
+            self.last[chain] = (r["turn"], segments)
+
+    def _resolve(self, n: int, chain: Chain, delta: Any) -> list[Any]:
+        if not isinstance(delta, dict) or not isinstance(delta.get("add"), list):
+            raise self._fail(n, 'pack_delta is not {"add": [...]} with optional after and keep')
+        if "after" not in delta:
+            return list(delta["add"])
+        before = self.last.get(chain)
+        after, keep = delta["after"], delta.get("keep")
+        if before is None or before[0] != after:
+            found = "none" if before is None else f"turn {before[0]}"
+            raise self._fail(
+                n,
+                f"pack_delta is relative to turn {after!r} of its chain, but the chain's "
+                f"step before it in the file is {found} (a journal cut or reordered?)",
+            )
+        if type(keep) is not int or not 0 <= keep <= len(before[1]):
+            raise self._fail(n, f"pack_delta keep must be 0..{len(before[1])}, found {keep!r}")
+        add: list[Any] = delta["add"]
+        return before[1][:keep] + add
+
+    def chain_columns(self, n: int, line: dict[str, Any]) -> None:
+        self.columns.append((n, line))
+
+    def finish(self, whole: bool = True) -> None:
+        """Spread every chain's columns over its records: as each record's
+        ``cache`` and ``cache_placements`` (``whole``), or as its row of the
+        chain's :class:`ChainFigures` (:data:`CACHE_ROW`)."""
+        for n, line in self.columns:
+            key, cols = line["key"], line[CHAIN_COLUMNS]
+            turns = cols.get("turns") if isinstance(cols, dict) else None
+            if not isinstance(turns, list):
+                raise self._fail(n, "chain columns without a turns list")
+            chain = self._keys().get(key)
+            records = None if chain is None else self.replays[chain]
+            if records is None or any(t not in records for t in turns):
+                raise self._fail(n, f"the columns of {key!r} name turns the file has no record of")
+            rows = [records[t] for t in turns]
+            figures = self._figures(n, len(rows), cols)
+            if whole:
+                figures.spread(rows)
+            else:
+                for i, r in enumerate(rows):
+                    r[CACHE_ROW] = (figures, i)
+
+    def _keys(self) -> dict[str, Chain]:
+        if len(self.chain_keys) != len(self.replays):
+            self.chain_keys = {chain_key(*c): c for c in self.replays}
+        return self.chain_keys
+
+    def _figures(self, n: int, count: int, cols: dict[str, Any]) -> ChainFigures:
+        """The columns checked: every one a list of ``count`` values."""
+        out: dict[tuple[str | None, str, str], tuple[list[Any], ...]] = {}
+        sections = [(None, "cache", cols.get("cache"))]
+        placements = cols.get("cache_placements")
+        if isinstance(placements, dict):
+            sections += [(p, f"cache_placements/{p}", by) for p, by in placements.items()]
+        for placement, where, by_profile in sections:
+            for profile, by_static in (by_profile or {}).items():
+                for static, col in by_static.items():
+                    lists = tuple(col.get(k) if isinstance(col, dict) else None for k in FIGURES)
+                    if any(not isinstance(v, list) or len(v) != count for v in lists):
+                        raise self._fail(
+                            n,
+                            f"columns {where}/{profile}/{static}: {', '.join(FIGURES)} must "
+                            f"each hold {count} values, one per turn",
+                        )
+                    out[placement, profile, static] = tuple(v for v in lists if v is not None)
+        return ChainFigures(out, placements is not None)
+
+
+class ChainFigures:
+    """One chain's cache figures as the journal stores them: per (placement,
+    profile, static prefix) the columns ``cached``, ``written``, ``uncached``
+    and ``cost`` (placement None: the default, a record's ``cache``), one value
+    per priced record, in turn order. A report sums them without making each
+    record's figures whole (evals/report/replay.py)."""
+
+    def __init__(
+        self, columns: dict[tuple[str | None, str, str], tuple[list[Any], ...]], placed: bool
+    ) -> None:
+        self.columns = columns
+        self.placed = placed  # the chain's records carry cache_placements (maybe empty)
+
+    def spread(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Each row's ``cache`` and ``cache_placements``, as the runner made them."""
+        default = any(p is None for p, _, _ in self.columns)
+        cache: list[dict[str, Any]] | None = [{} for _ in rows] if default else None
+        placed: list[dict[str, Any]] | None = [{} for _ in rows] if self.placed else None
+        for (placement, profile, static), lists in self.columns.items():
+            figures = [
+                {"cached": a, "written": b, "uncached": c, "cost": d}
+                for a, b, c, d in zip(*lists, strict=True)
+            ]
+            if placement is None:
+                assert cache is not None
+                for into, f in zip(cache, figures, strict=True):
+                    into.setdefault(profile, {})[static] = f
+            else:
+                assert placed is not None
+                for into, f in zip(placed, figures, strict=True):
+                    into.setdefault(placement, {}).setdefault(profile, {})[static] = f
+        for i, r in enumerate(rows):
+            if cache is not None:
+                r["cache"] = cache[i]
+            if placed is not None:
+                r["cache_placements"] = placed[i]
+
+
+def decode(source: str) -> Decoder:
+    """A :class:`Decoder` for the journal ``source`` (its path, for errors)."""
+    return Decoder(source)

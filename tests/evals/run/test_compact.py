@@ -1,0 +1,206 @@
+"""The journal's compact replay records: a step's pack stored as what changed
+from its chain's step before, the cache figures once per chain in columns, and
+every record read back as the runner made it (in the journal's canonical
+JSON, as a whole record is stored); a compact line that does
+not resolve is one clear error naming its line."""
+
+from __future__ import annotations
+
+import copy
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from packproof.evals.report.model import order_records
+from packproof.evals.report.replay import build_replay
+from packproof.evals.report.stats import mean_ci
+from packproof.evals.run.compact import CACHE_ROW
+from packproof.evals.run.config import load_config
+from packproof.evals.run.journal import Batch, gzip_member, read_results
+from packproof.evals.run.runner import run_task, tasks
+from packproof.packer import InputError
+from packproof.packer.jsonio import dumps
+from tests.evals.run.test_cacheaware_eval import BM25, CHRONO, _config
+
+# plain and cache-aware chains, priced under a profile that takes a caller's
+# breakpoints (placements) and one that does not, with and without a static prefix
+SPECS = ["chronological", "bm25", CHRONO, BM25]
+EXTRA = "  static_prefix_tokens: [0, 2000]\n"
+
+
+def _records(tmp: Path) -> list[list[dict[str, Any]]]:
+    """Each task's records, as the runner makes them."""
+    path = _config(tmp, SPECS, EXTRA)
+    path.write_text(
+        path.read_text().replace("profiles: [anthropic]", "profiles: [anthropic, openai]")
+    )
+    config = load_config(path)
+    profiles = tuple(config.cache_profiles.items())
+    return [
+        run_task(
+            t,
+            config.specs,
+            config.budgets,
+            profiles=profiles,
+            static_prefix_tokens=config.static_prefix_tokens,
+        )
+        for t in tasks(config)
+    ]
+
+
+def _journal(tmp: Path, batches: list[list[dict[str, Any]]]) -> Path:
+    path = tmp / "results.jsonl.gz"
+    with path.open("wb") as sink:
+        for batch in batches:
+            Batch.of(copy.deepcopy(batch)).write(sink, set())
+    return path
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    data, out = path.read_bytes(), b""
+    while data:
+        member = zlib.decompressobj(31)
+        out += member.decompress(data)
+        data = member.unused_data
+    return [json.loads(x) for x in out.splitlines()]
+
+
+def test_records_read_back_exactly_as_the_runner_made_them(tmp_path: Path) -> None:
+    batches = _records(tmp_path)
+    path = _journal(tmp_path, batches)
+    made = [r for batch in batches for r in batch]
+    assert any("cache_placements" in r for r in made) and any(r["probe"] for r in made)
+    back = read_results(path)
+    assert [dumps(r) for r in back] == [dumps(r) for r in made]
+
+
+def test_a_pack_is_stored_as_what_changed_and_figures_once_per_chain(tmp_path: Path) -> None:
+    batches = _records(tmp_path)
+    lines = _lines(_journal(tmp_path, batches))
+    cells = [x for x in lines if "columns" not in x]
+    assert all("segments" not in x and "cache" not in x and "pack_delta" in x for x in cells)
+    chains = {(r["spec"], str(r["budget"])) for batch in batches for r in batch}
+    columns = [x for x in lines if "columns" in x]
+    assert len(columns) == len(chains)
+    # a chronological chain under a 1,000-token budget keeps its prefix step to step
+    # until it overflows: then its step stores only what it appended
+    made = {r["key"]: r for batch in batches for r in batch}
+    for x in cells:
+        delta, whole = x["pack_delta"], made[x["key"]]["segments"]
+        if "after" in delta:
+            assert delta["keep"] > 0 and whole[delta["keep"] :] == delta["add"]
+        else:
+            assert delta["add"] == whole
+    assert any("after" in x["pack_delta"] for x in cells)
+    col = columns[0]["columns"]
+    turns = col["turns"]
+    anthropic = col["cache"]["anthropic"]["2000"]
+    assert set(anthropic) == {"cached", "written", "uncached", "cost"}
+    assert all(len(v) == len(turns) for v in anthropic.values())
+
+
+def _edited(tmp: Path, edit: Any) -> Path:
+    lines = _lines(_journal(tmp, _records(tmp)))
+    edit(lines)
+    path = tmp / "edited.jsonl.gz"
+    path.write_bytes(gzip_member(json.dumps(x).encode() + b"\n" for x in lines))
+    return path
+
+
+def _first_delta(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(x for x in lines if "after" in x.get("pack_delta", {}))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda lines: _first_delta(lines)["pack_delta"].update(after=99),
+            r"line \d+: pack_delta is relative to turn 99 of its chain, but the chain's step "
+            r"before it in the file is turn \d",
+        ),
+        (
+            lambda lines: _first_delta(lines)["pack_delta"].update(keep=10_000),
+            r"line \d+: pack_delta keep must be 0\.\.\d+, found 10000",
+        ),
+        (
+            lambda lines: _first_delta(lines).update(pack_delta=[1]),
+            r"line \d+: pack_delta is not",
+        ),
+        (
+            lambda lines: next(x for x in lines if "columns" in x)["columns"]["cache"]["anthropic"][
+                "0"
+            ]["cost"].pop(),
+            r"line \d+: columns cache/anthropic/0: cached, written, uncached, cost must each "
+            r"hold \d+ values, one per turn",
+        ),
+        (
+            lambda lines: next(x for x in lines if "columns" in x).update(key="s/other|x|1#cache"),
+            r"line \d+: the columns of 's/other\|x\|1#cache' name turns the file has no record of",
+        ),
+        (
+            lambda lines: lines.remove(
+                next(x for x in lines if "after" not in x.get("pack_delta", {"after": 0}))
+            ),
+            r"line \d+: pack_delta is relative to turn",
+        ),
+    ],
+)
+def test_a_compact_line_that_does_not_resolve_is_one_clear_error(
+    tmp_path: Path, edit: Any, message: str
+) -> None:
+    path = _edited(tmp_path, edit)
+    with pytest.raises(InputError, match=message):
+        read_results(path)
+
+
+def test_a_torn_batch_is_dropped_and_truncated_away(tmp_path: Path) -> None:
+    batches = _records(tmp_path)
+    first = Batch.of(copy.deepcopy(batches[0])).member
+    second = Batch.of(copy.deepcopy(batches[1])).member
+    path = tmp_path / "results.jsonl.gz"
+    path.write_bytes(first + second[: len(second) // 2])  # a crash mid-write
+    assert len(read_results(path)) == len(batches[0])
+    assert path.read_bytes() == first
+
+
+def test_a_resumed_batch_writes_only_what_the_journal_lacks(tmp_path: Path) -> None:
+    batches = _records(tmp_path)
+    full = Batch.of(copy.deepcopy(batches[0]))
+    lines = zlib.decompress(full.member, 31).splitlines(keepends=True)
+    half = len(batches[0]) // 2  # the records of a batch cut short, its columns not reached
+    finished = set(full.keys[:half])
+    path = tmp_path / "results.jsonl.gz"
+    with path.open("wb") as sink:
+        sink.write(gzip_member(lines[:half]))
+        written = Batch.of(copy.deepcopy(batches[0])).write(sink, finished)
+    assert written == len(batches[0]) - half
+    back = read_results(path)
+    assert [dumps(r) for r in back] == [dumps(r) for r in batches[0]]
+
+
+def test_a_report_sums_the_columns_as_it_sums_whole_records(tmp_path: Path) -> None:
+    """The report's replay statistics from records read without their figures made
+    whole (each points into its chain's columns) equal those from whole records."""
+    path = _journal(tmp_path, _records(tmp_path))
+    config = load_config(tmp_path / "cfg.yaml")
+    whole, columns = read_results(path), read_results(path, whole=False)
+    assert not any("cache" in r for r in columns) and any(CACHE_ROW in r for r in columns)
+
+    def replay(records: list[dict[str, Any]]) -> str:
+        out = build_replay(
+            order_records(records, config.specs, config.budgets),
+            specs=config.specs,
+            labels=config.labels,
+            budgets=config.budgets,
+            profiles=config.cache_profiles,
+            static_prefix_tokens=config.static_prefix_tokens,
+            stats=lambda values: mean_ci(values, 200, 0.95, 0),
+        )
+        assert out is not None and out["groups"]
+        return dumps(out)
+
+    assert replay(columns) == replay(whole)
