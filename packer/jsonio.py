@@ -41,6 +41,7 @@ __all__ = [
     "dumps",
     "json_floats",
     "loads",
+    "mark_float_list",
     "mark_floats",
     "round_float",
     "round_floats",
@@ -253,6 +254,25 @@ def mark_floats(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [mark_floats(v) for v in value]
     return value
+
+
+def mark_float_list(values: list[float]) -> list[float]:
+    """A list of canonical floats (each already :func:`round_float`'s) fit for
+    ``dumps(prepared=True)``, vectorised: the list itself when none needs a mark
+    (the common case: a column of costs), else a copy with :func:`mark_floats`'
+    marks. A non-finite float raises, as :func:`dumps` does."""
+    array = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(array)
+    if not finite.all():
+        bad = values[int(np.flatnonzero(~finite)[0])]
+        raise ValueError(f"non-finite float {bad!r} cannot be written as JSON")
+    plain = (array == 0) | (np.abs(array) >= _REPR_BELOW)
+    if plain.all():
+        return values
+    out = list(values)
+    for i in np.flatnonzero(~plain).tolist():
+        out[i] = _mark(float(out[i]))
+    return out
 
 
 def json_floats(values: np.ndarray) -> list[float | None]:

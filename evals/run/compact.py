@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from packproof.packer.errors import InputError
+from packproof.packer.jsonio import mark_float_list
 
 __all__ = [
     "CACHE_ROW",
@@ -70,7 +71,8 @@ def _kept(before: Sequence[Any], after: Sequence[Any]) -> int:
 
 def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any], bool]]:
     """Each record in its compact form, then each chain's columns: ``(key,
-    object, is_cell)`` in journal order. Records without ``segments`` (not a
+    object, is_cell)`` in journal order; a chain's columns are ready for
+    ``dumps(prepared=True)``. Records without ``segments`` (not a
     replay's) are unchanged; ``records`` are changed in place."""
     out: list[tuple[str, dict[str, Any], bool]] = []
     last: dict[Chain, tuple[int, list[Any]]] = {}
@@ -93,8 +95,21 @@ def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any],
         out.append((r["key"], r, True))
     for chain, cols in columns.items():
         key = chain_key(*chain)
-        out.append((key, {"key": key, CHAIN_COLUMNS: cols}, False))
+        out.append((key, {"key": key, CHAIN_COLUMNS: _prepared(cols)}, False))
     return out
+
+
+def _prepared(cols: dict[str, Any]) -> dict[str, Any]:
+    """The columns fit for ``dumps(prepared=True)``: their only floats, the costs
+    (already canonical), marked where JSON would write them otherwise."""
+    for name in _CACHE_FIELDS:
+        by_profile = cols.get(name, {})
+        sections = by_profile.values() if name == "cache_placements" else [by_profile]
+        for section in sections:
+            for by_static in section.values():
+                for col in by_static.values():
+                    col["cost"] = mark_float_list(col["cost"])
+    return cols
 
 
 def _add_columns(cols: dict[str, Any], record: dict[str, Any]) -> None:

@@ -73,7 +73,8 @@ class Batch(NamedTuple):
         return cls(
             [key for key, _, _ in encoded],
             [cell for _, _, cell in encoded],
-            gzip_member(dumpb(obj) + b"\n" for _, obj, _ in encoded),
+            # a chain's columns are prepared (compact.encode): no walk over their numbers
+            gzip_member(dumpb(obj, prepared=not cell) + b"\n" for _, obj, cell in encoded),
         )
 
     def write(self, sink: BinaryIO, finished: Set[str], plain: bool = False) -> int:

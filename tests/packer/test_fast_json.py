@@ -20,7 +20,16 @@ from hypothesis import strategies as st
 from packproof.evals.scenarios.compile import load_sources
 from packproof.evals.scenarios.format import pack_turn
 from packproof.packer import InputError, jsonio, pack
-from packproof.packer.jsonio import ReprFloat, canonical, dumpb, dumps, json_floats, mark_floats
+from packproof.packer.jsonio import (
+    ReprFloat,
+    canonical,
+    dumpb,
+    dumps,
+    json_floats,
+    mark_float_list,
+    mark_floats,
+    round_float,
+)
 from packproof.packer.strategies import REGISTRY
 from tests.paths import ROOT
 
@@ -201,3 +210,25 @@ def test_lone_surrogate_escapes_are_refused_from_bytes_and_text(
         else:
             with pytest.raises(InputError, match=error):
                 jsonio.loads(source)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.sampled_from([0.0, -0.0, 1e-05, 5e-05, -3e-07, 1e-4, 2527.5]),
+        )
+    )
+)
+def test_a_float_list_marked_at_once_writes_as_the_reference(raw: list[float]) -> None:
+    values = [round_float(v) for v in raw]  # canonical, as a cost column holds them
+    marked = mark_float_list(values)
+    assert (
+        dumps(marked, prepared=True) == dumps(values) == json.dumps(values, separators=(",", ":"))
+    )
+    assert marked is values or any(type(v) is ReprFloat for v in marked)
+
+
+def test_a_float_list_with_a_non_finite_float_raises_as_dumps_does() -> None:
+    with pytest.raises(ValueError, match="non-finite float inf"):
+        mark_float_list([1.0, math.inf])
