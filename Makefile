@@ -61,12 +61,14 @@ golden: $(STAMP)
 	$(PY) -m pytest -q tests/evals/scenarios/test_golden.py --update-goldens
 
 ## bench: the packer, eval-grid, prompt-cache and replay benchmarks; write reports/bench/pack.json,
-## pack.png, eval.json, cache.json, replay.json
+## pack.png, eval.json, cache.json, replay.json, then every target with its floor and their ratio
+## into reports/bench/speed.md and the README's speed section
 bench: $(STAMP)
 	$(PY) -m packproof.evals.bench.pack
 	$(PY) -m packproof.evals.bench.eval
 	$(PY) -m packproof.evals.bench.cache
 	$(PY) -m packproof.evals.bench.replay
+	$(PY) -m packproof.evals.bench.speed
 
 ## installed: build the wheel, install it in a fresh venv, and in an empty folder outside the
 ## repository run packproof init, scenarios compile, baseline, eval and gate (its default

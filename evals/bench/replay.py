@@ -101,6 +101,8 @@ def measure_locomo_grid() -> dict[str, Any] | None:
         return None
     with tempfile.TemporaryDirectory(prefix="packproof-replay-") as tmp:
         root = Path(tmp)
+        (root / "qa").mkdir()
+        (root / "replay").mkdir()
         _, qa_import, qa_config = imported_locomo(root / "qa", LOCOMO_CONFIG, "locomo_dev.jsonl")
         log("LoCoMo questions (evals/locomo.yaml)")
         qa_s, _ = timed(lambda: evaluate(qa_config.source, out_root=root / "qa-eval", jobs=WORKERS))

@@ -35,7 +35,16 @@ def evaluate_targets(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list
             skipped.append({"target": target, "reason": why})
         else:
             ok = measured < limit if strict else measured <= limit
-            evaluated.append({"target": target, "measured": measured, "met": ok})
+            evaluated.append(
+                {
+                    "target": target,
+                    "measured": measured,
+                    "floor": limit,
+                    "ratio": measured / limit if limit else None,
+                    "at_most": True,
+                    "met": ok,
+                }
+            )
 
     for name in (n for n in LEXICAL if n in names):
         strat = top["strategies"][name] if top else {}
