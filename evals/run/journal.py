@@ -40,6 +40,7 @@ RESULTS: Final = "results.jsonl.gz"
 LEGACY_RESULTS: Final = "results.jsonl"  # plain lines, as runs wrote them before
 # gzip's level 6: most of level 9's ratio on these lines at twice its speed
 LEVEL: Final = 6
+_CHUNK: Final = 1 << 20  # bytes of the journal fed to the decompressor at a time
 
 
 def journal_path(run_dir: Path) -> Path:
@@ -94,21 +95,27 @@ class Batch(NamedTuple):
 
 def _members(path: Path, data: bytes) -> tuple[bytes, int]:
     """The text of every whole gzip member of ``data``, and where the whole
-    ones end (a torn last member starts there)."""
+    ones end (a torn last member starts there). The input is fed a bounded
+    chunk at a time, so a journal of many members is never copied whole per
+    member."""
     parts: list[bytes] = []
+    view = memoryview(data)
     at = 0
     while at < len(data):
-        member = zlib.decompressobj(31)
+        member, pos, text = zlib.decompressobj(31), at, []
         try:
-            text = member.decompress(data[at:])
+            while not member.eof and pos < len(data):
+                piece = view[pos : pos + _CHUNK]
+                text.append(member.decompress(piece))
+                pos += len(piece)
         except zlib.error as exc:
             raise InputError(
                 f"byte {at}", f"not a gzip member of a journal ({exc})", source=str(path)
             ) from None
         if not member.eof:
             break  # torn: a crash mid-write
-        parts.append(text)
-        at = len(data) - len(member.unused_data)
+        parts += text
+        at = pos - len(member.unused_data)
     return b"".join(parts), at
 
 

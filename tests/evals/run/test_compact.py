@@ -17,6 +17,7 @@ import pytest
 from packproof.evals.report.model import order_records
 from packproof.evals.report.replay import build_replay
 from packproof.evals.report.stats import mean_ci
+from packproof.evals.run import journal
 from packproof.evals.run.compact import CACHE_ROW
 from packproof.evals.run.config import load_config
 from packproof.evals.run.journal import Batch, gzip_member, read_results
@@ -204,3 +205,16 @@ def test_a_report_sums_the_columns_as_it_sums_whole_records(tmp_path: Path) -> N
         return dumps(out)
 
     assert replay(columns) == replay(whole)
+
+
+def test_members_fed_a_few_bytes_at_a_time_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches = _records(tmp_path)
+    path = _journal(tmp_path, batches)
+    whole = [dumps(r) for r in read_results(path)]
+    monkeypatch.setattr(journal, "_CHUNK", 7)  # members span many chunks
+    assert [dumps(r) for r in read_results(path)] == whole
+    data = path.read_bytes()
+    path.write_bytes(data[:-3])  # the last member torn
+    assert len(read_results(path)) == len(whole) - len(batches[-1])
