@@ -6,7 +6,10 @@ the cell metrics, ``probe``, ``prefix_break``, ``kept_prefix_tokens`` and
 ``cached``, ``written`` and ``uncached`` tokens and its ``cost`` in input-token
 units (REFERENCE.md section 5, "The cache model, exactly"); a cache-aware
 chain's records also carry ``cache_placements``, the same figures under each
-breakpoint placement a caller would choose (evals/run/replay.py). A **chain**
+breakpoint placement a caller would choose (evals/run/replay.py). Records the
+eval reads from its journal without making these figures whole point into
+their chain's columns instead (evals/run/compact.py), and are summed from
+them in the same order, to the same values. A **chain**
 is the records of one (suite, scenario, spec, budget) in turn order: its
 conversation **steps** and its **probes** (each priced from the cache state
 reached, its writes discarded). Every request counts: a chain's cost is its
