@@ -17,7 +17,12 @@ def records(run: Path) -> list[dict[str, Any]]:
 
 def stored_lines(run: Path) -> list[bytes]:
     """The journal's lines as stored (each ending in a newline)."""
-    data = journal_path(run).read_bytes()
+    return journal_lines(journal_path(run))
+
+
+def journal_lines(path: Path) -> list[bytes]:
+    """The lines of the gzipped journal at ``path``, its members undone."""
+    data = path.read_bytes()
     text = b""
     while data:
         member = zlib.decompressobj(31)

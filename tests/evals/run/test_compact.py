@@ -25,6 +25,7 @@ from packproof.evals.run.runner import run_task, tasks
 from packproof.packer import InputError
 from packproof.packer.jsonio import dumps
 from tests.evals.run.test_cacheaware_eval import BM25, CHRONO, _config
+from tests.journal import journal_lines
 
 # plain and cache-aware chains, priced under a profile that takes a caller's
 # breakpoints (placements) and one that does not, with and without a static prefix
@@ -61,12 +62,7 @@ def _journal(tmp: Path, batches: list[list[dict[str, Any]]]) -> Path:
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
-    data, out = path.read_bytes(), b""
-    while data:
-        member = zlib.decompressobj(31)
-        out += member.decompress(data)
-        data = member.unused_data
-    return [json.loads(x) for x in out.splitlines()]
+    return [json.loads(x) for x in journal_lines(path)]
 
 
 def test_records_read_back_exactly_as_the_runner_made_them(tmp_path: Path) -> None:
