@@ -118,7 +118,11 @@ class Tracker:
 
     def track_mentions(self, text: str) -> list[str]:
         """One user message: its entities merged in, counted as one document."""
-        found = extract(text, self.current_turn)
+        return self.track_found(extract(text, self.current_turn))
+
+    def track_found(self, found: list[Entity]) -> list[str]:
+        """:meth:`track_mentions` of a message whose entities ``found`` were
+        extracted beforehand, at the current turn (and not tracked yet)."""
         for entity in found:
             known = self.entities.get(entity.id)
             if known is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -28,12 +29,14 @@ from .quotas import Quotas, apply_soft_quotas
 from .receipts import pack_receipt
 from .result import policy_decision
 from .scoring import Factors, composite_scores, reference_time, ts_sort_value
-from .synthesis import Card, prefer_cards
+from .synthesis import Card, Preference, prefer_cards
 from .trust import TrustDecision, trust_decisions
 
 if TYPE_CHECKING:
+    from ..model import Items
     from ..pipeline import Reserved
     from ..policy import PolicyDecision
+    from ..records import Retrieval
     from ..request import Request
     from ..strategies.openclaw_mem import OpenclawMem
 
@@ -119,37 +122,120 @@ def retrieve(
     return Retrieved(lanes, rrf, visible, final, kept, set(found) - set(visible), superseded)
 
 
+@dataclass(frozen=True)
+class _Memory:
+    """What a reservation fixes for every pack of its request: the memory
+    items' positions (those outside the fresh tail), each one's position by
+    id, the tail's positions, and the store's synthesis cards (newest first)."""
+
+    at: np.ndarray
+    position: dict[str, int]
+    tail_at: list[int]
+    cards: list[Card]
+
+    @classmethod
+    def of(cls, items: Items, reserved: Reserved) -> _Memory:
+        records = items.record_fields
+        memory_at = np.flatnonzero(~reserved.in_tail)
+        cards = [
+            Card(items.ids[i], synthesis)
+            for i in memory_at[::-1].tolist()
+            if (synthesis := records.synthesis[i]) is not None
+        ]
+        return cls(
+            memory_at,
+            {items.ids[i]: i for i in memory_at.tolist()},
+            np.flatnonzero(reserved.in_tail).tolist(),
+            cards,
+        )
+
+
+@dataclass(frozen=True)
+class _Ordered:
+    """What openclaw-mem decides before the budget: the retrieval, the trust
+    decisions, the card preference and the memory candidates in its order."""
+
+    got: Retrieved
+    decisions: dict[str, TrustDecision] | None
+    preference: Preference
+    candidates: list[Candidate]
+
+    @classmethod
+    def of(cls, strategy: OpenclawMem, req: Request, memory: _Memory, most: int) -> _Ordered:
+        position = memory.position
+        got = retrieve(strategy, req, memory.at, position, most)
+        decisions: dict[str, TrustDecision] | None = None
+        if req.trust_policy != "off":
+            trust = req.items.trust
+            decisions = trust_decisions(got.kept, {r: TRUST[trust[position[r]]] for r in got.kept})
+        preference = prefer_cards(got.kept[:most], memory.cards, most)
+        candidates = sort_candidates(
+            [
+                _candidate(req, ref, position[ref], index, got, (decisions or {}).get(ref))
+                for index, ref in enumerate(preference.refs)
+            ]
+        )
+        return cls(got, decisions, preference, candidates)
+
+
+@dataclass
+class _Shared:
+    """A reservation's :class:`_Memory`, and its :class:`_Ordered` by what they
+    read of the request besides its items (the budget is not among it: a budget
+    sweep retrieves and orders once). Both are read, never changed."""
+
+    memory: _Memory
+    ordered: dict[tuple[Any, ...], tuple[Retrieval | None, _Ordered]]
+
+
+# Per reservation, while it lives (one per request, shared by every budget).
+_SHARED: WeakKeyDictionary[Reserved, _Shared] = WeakKeyDictionary()
+
+
+def _before_budget(
+    strategy: OpenclawMem, req: Request, reserved: Reserved, most: int
+) -> tuple[_Memory, _Ordered]:
+    """The memory and the ordered candidates, each made once per reservation
+    (and the candidates per strategy, prompt, turn, clock, trust policy,
+    retrieval lists and ``most``); a reservation of other items is not shared."""
+    if reserved.items is not req.items:
+        memory = _Memory.of(req.items, reserved)
+        return memory, _Ordered.of(strategy, req, memory, most)
+    shared = _SHARED.get(reserved)
+    if shared is None:
+        shared = _SHARED[reserved] = _Shared(_Memory.of(req.items, reserved), {})
+    key = (
+        strategy,
+        req.prompt,
+        req.current_turn,
+        req.ts,
+        req.trust_policy,
+        most,
+        id(req.retrieval),
+    )
+    known = shared.ordered.get(key)
+    if known is None or known[0] is not req.retrieval:
+        made = _Ordered.of(strategy, req, shared.memory, most)
+        known = shared.ordered[key] = (req.retrieval, made)
+    return shared.memory, known[1]
+
+
 def select(strategy: OpenclawMem, req: Request, reserved: Reserved) -> Selection:
     """openclaw-mem's selection for ``req`` (see the module docstring)."""
     items = req.items
-    records = items.record_fields
     limit = req.max_items if req.max_items is not None else strategy.limit
     most = candidate_limit(limit)
 
-    memory_at = np.flatnonzero(~reserved.in_tail)
-    position = {items.ids[i]: i for i in memory_at.tolist()}
-    tail_at = np.flatnonzero(reserved.in_tail).tolist()
+    table, before = _before_budget(strategy, req, reserved, most)
+    got, decisions, preference, ordered = (
+        before.got,
+        before.decisions,
+        before.preference,
+        before.candidates,
+    )
+    tail_at = table.tail_at
     keep = len(tail_at) if strategy.tail_max_items <= 0 else strategy.tail_max_items
     cut_tail, tail_at = tail_at[: max(0, len(tail_at) - keep)], tail_at[-keep:] if keep else []
-
-    got = retrieve(strategy, req, memory_at, position, most)
-    decisions: dict[str, TrustDecision] | None = None
-    if req.trust_policy != "off":
-        decisions = trust_decisions(
-            got.kept, {r: TRUST[items.trust[position[r]]] for r in got.kept}
-        )
-    cards = [
-        Card(items.ids[i], synthesis)
-        for i in memory_at[::-1].tolist()
-        if (synthesis := records.synthesis[i]) is not None
-    ]
-    preference = prefer_cards(got.kept[:most], cards, most)
-    ordered = sort_candidates(
-        [
-            _candidate(req, ref, position[ref], index, got, (decisions or {}).get(ref))
-            for index, ref in enumerate(preference.refs)
-        ]
-    )
 
     lines = [TailLine(items.ids[i], i, items.texts[i], int(items.tokens[i])) for i in tail_at]
     tail_budget = strategy.tail_budget_tokens
@@ -173,8 +259,8 @@ def select(strategy: OpenclawMem, req: Request, reserved: Reserved) -> Selection
         memory=memory,
         tail=tail,
         cut_tail=cut_tail,
-        archived=got.archived,
-        superseded=got.superseded,
+        archived=set(got.archived),
+        superseded=set(got.superseded),
         covered=set(preference.covered),
         receipt=pack_receipt(
             memory,

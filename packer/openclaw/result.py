@@ -46,6 +46,8 @@ __all__ = ["EXTENSION", "policy_decision"]
 # The trace's extensions key of openclaw-mem's receipts.
 EXTENSION: Final = "openclaw_mem"
 _CODE: Final = {token: code for code, token in enumerate(OUTCOMES)}
+# An outcome's reasons when openclaw-mem gives none of its own: its token alone.
+_ALONE: Final = tuple((token,) for token in OUTCOMES)
 
 
 def _reasons(outcome: str, listed: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -60,11 +62,14 @@ def policy_decision(req: Request, reserved: Reserved, selection: Selection) -> P
     items = req.items
     n = len(items)
     outcome = np.zeros(n, dtype=np.int8)
-    reasons: list[tuple[str, ...]] = [()] * n
+    # an item's own reasons when openclaw-mem gave it some; else its outcome's token
+    listed: dict[int, tuple[str, ...]] = {}
+    decided = np.zeros(n, dtype=bool)
 
-    def put(i: int, token: str, listed: tuple[str, ...] = ()) -> None:
+    def put(i: int, token: str, reasons: tuple[str, ...]) -> None:
         outcome[i] = _CODE[token]
-        reasons[i] = _reasons(token, listed)
+        listed[i] = _reasons(token, reasons)
+        decided[i] = True
 
     evictable = np.flatnonzero(~reserved.in_tail)
     rank = np.zeros(n, dtype=np.int64)
@@ -78,18 +83,25 @@ def policy_decision(req: Request, reserved: Reserved, selection: Selection) -> P
         if c.final is not None:
             final[c.position] = c.final
         score[c.position] = c.rrf if c.final is None else c.final
-    unlisted = [i for i in evictable[::-1].tolist() if not rank[i]]  # newest first
+    newest_first = evictable[::-1]
+    unlisted = newest_first[rank[newest_first] == 0]
     rank[unlisted] = np.arange(len(selection.memory) + 1, len(evictable) + 1)
-    for i in unlisted:
-        ref = items.ids[i]
-        if ref in selection.covered:
-            put(i, COVERED)
-        elif ref in selection.superseded:
-            put(i, SUPERSEDED)
-        elif ref in selection.archived:
-            put(i, ARCHIVED)
-        else:
-            put(i, NOT_RETRIEVED)
+    is_unlisted = np.zeros(n, dtype=bool)
+    is_unlisted[unlisted] = True
+    outcome[unlisted] = _CODE[NOT_RETRIEVED]
+    decided[unlisted] = True
+    # an unlisted item's rule: covered, else superseded, else archived (ids are
+    # unique: each ref is at most one item), else not retrieved
+    position = items.position
+    for refs, token in (
+        (selection.archived, ARCHIVED),
+        (selection.superseded, SUPERSEDED),
+        (selection.covered, COVERED),
+    ):
+        for ref in refs:
+            i = position.get(ref)
+            if i is not None and is_unlisted[i]:
+                outcome[i] = _CODE[token]
     in_tail = np.zeros(n, dtype=bool)
     tail_used = 0
     for line, d in selection.tail:
@@ -97,7 +109,12 @@ def policy_decision(req: Request, reserved: Reserved, selection: Selection) -> P
         put(line.position, PROTECTED_TAIL if d.included else d.reasons[-1], d.reasons)
         tail_used += line.tokens if d.included else 0
     for i in selection.cut_tail:
-        put(i, TAIL_CUT)
+        put(i, TAIL_CUT, ())
+    reasons: list[tuple[str, ...]] = list(map(_ALONE.__getitem__, outcome.tolist()))
+    for i in np.flatnonzero(~decided).tolist():
+        reasons[i] = ()
+    for i, own in listed.items():
+        reasons[i] = own
 
     components = {"rrf": rrf[evictable]}
     if selection.receipt["scoring_profile"] == "composite":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, Final
 
 import numpy as np
@@ -32,8 +33,10 @@ __all__ = [
     "V1Score",
     "clarity_components",
     "js_round1",
+    "js_round1s",
     "or_default",
     "v1_score",
+    "v1_scores",
 ]
 
 
@@ -201,6 +204,70 @@ def v1_score(
     return V1Score(max(0.0, raw), raw, parts, t)
 
 
+def v1_scores(
+    mentions: np.ndarray,
+    references: np.ndarray,
+    last_mention_turns: np.ndarray,
+    anchored: np.ndarray,
+    current_turn: float,
+    s: ScorerSettings,
+) -> dict[str, np.ndarray]:
+    """:func:`v1_score` of every item at once, bit for bit: the same operations in
+    the same order on each item's values (``frequency``, ``recency``, ``utility``,
+    ``staleness``, ``anchor`` and ``final``). Each distinct mention count's log2
+    and each distinct ``t - W``'s power are computed once, by the scalar
+    functions (the powers are remembered across calls: a conversation's turns
+    share them)."""
+    with np.errstate(all="ignore"):  # the branch not taken may divide by 0
+        since = float(current_turn) - last_mention_turns.astype(np.float64)
+        t = np.where(since > 0.0, since, 0.0)  # max(0.0, x): NaN and -0.0 give 0.0
+        w = s.recency_window
+        counts, at = np.unique(mentions.astype(np.float64), return_inverse=True)
+        logs = np.array([math.log2(m + 1) for m in counts.tolist()], dtype=np.float64)
+        frequency = logs[at.reshape(-1)] * s.frequency_scale
+        recency = np.where(t <= w, (1 - t / (w + 1)) * s.recency_bonus, 0.0)
+        utility = references.astype(np.float64) * s.reference_weight
+        stale = np.flatnonzero(t > w)
+        staleness = np.zeros(len(t), dtype=np.float64)
+        if len(stale):
+            gaps, at = np.unique(t[stale] - w, return_inverse=True)
+            decay = s.decay_factor
+            powers = np.array([_decay_pow(decay, g) for g in gaps.tolist()], dtype=np.float64)
+            staleness[stale] = (1 - powers[at.reshape(-1)]) * frequency[stale]
+        anchor = np.where(anchored.astype(bool), s.anchor_bonus, 0.0)
+        raw = frequency + recency + utility - staleness + anchor
+    return {
+        "frequency": frequency,
+        "recency": recency,
+        "utility": utility,
+        "staleness": staleness,
+        "anchor": anchor,
+        "final": np.where(raw > 0.0, raw, 0.0),
+    }
+
+
+@lru_cache(maxsize=1 << 14)
+def _decay_pow(decay: float, gap: float) -> float:
+    """``decay ** gap`` (V8's pow), remembered: both are positive or NaN here (a
+    NaN key is never found again, so it is only recomputed)."""
+    return v8pow(decay, gap)
+
+
+def js_round1s(x: np.ndarray) -> np.ndarray:
+    """:func:`js_round1` of every value, bit for bit (the floor of a finite double
+    is an integer that a double holds exactly, so dividing it by 10 rounds as the
+    integer division does; ``+ 0.0`` makes a -0.0 the integer 0's 0.0). The first
+    value (in C order) whose ``x * 10 + 0.5`` is not finite raises as
+    :func:`js_round1` does."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = x * 10 + 0.5
+    finite = np.isfinite(shifted)
+    if not finite.all():
+        js_round1(float(x[~finite].reshape(-1)[0]))
+    out: np.ndarray = (np.floor(shifted) + 0.0) / 10
+    return out
+
+
 _TIER_OF_IMPORTANCE: Final = {
     "must_remember": "essential",
     "nice_to_have": "high",
@@ -269,32 +336,31 @@ class Clarity(StrategyBase, ClarityUsageParams):
 
     def rank(self, view: ScoringView) -> Ranking:
         items = view.items
-        s = self.settings()
         tiers = self.tier_settings()
-        scores = [
-            v1_score(float(m), float(r), float(last), bool(a), view.current_turn, s)
-            for m, r, last, a in zip(
-                items.mentions.tolist(),
-                items.references.tolist(),
-                items.last_mention_turns.tolist(),
-                items.anchored.tolist(),
-                strict=True,
-            )
+        by_code = [
+            tiers.multiplier(_TIER_OF_IMPORTANCE[name], self.zeros)  # type: ignore[arg-type]
+            for name in IMPORTANCE
         ]
-        factor = [
-            tiers.multiplier(_TIER_OF_IMPORTANCE[IMPORTANCE[i]], self.zeros)  # type: ignore[arg-type]
-            for i in items.importance.tolist()
-        ]
-        tier = np.array([1.0 if f is None else f for f in factor], dtype=np.float64)
-        final = np.array([x.final for x in scores], dtype=np.float64)
-        parts = {
-            name: np.array([x.components[name] for x in scores], dtype=np.float64)
-            for name in ("frequency", "recency", "utility", "staleness", "anchor")
-        }
+        table = np.array([1.0 if f is None else f for f in by_code], dtype=np.float64)
+        tier = table[items.importance]
+        scored = v1_scores(
+            items.mentions,
+            items.references,
+            items.last_mention_turns,
+            items.anchored,
+            view.current_turn,
+            self.settings(),
+        )
+        final = scored.pop("final")
+        # item by item, as V1Score.breakdown rounds them (a non-finite part raises)
+        names = ("frequency", "recency", "utility", "staleness")
+        rounded = js_round1s(np.column_stack([scored[name] for name in names]))
         shown = {
-            "breakdown_" + name: np.array([x.breakdown[name] for x in scores], dtype=np.float64)
-            for name in ("frequency", "recency", "utility", "stalenessPenalty")
+            "breakdown_" + ("stalenessPenalty" if name == "staleness" else name): (
+                np.ascontiguousarray(rounded[:, k])
+            )
+            for k, name in enumerate(names)
         }
         return Ranking(
-            scores=final * tier, components={**parts, **shown, "final": final, "tier": tier}
+            scores=final * tier, components={**scored, **shown, "final": final, "tier": tier}
         )
