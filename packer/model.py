@@ -101,6 +101,23 @@ class Items:
             return {ref: i for i, ref in enumerate(self.ids)}
         return _WindowPosition(base.position, start, start + len(self))
 
+    @cached_property
+    def ascending(self) -> bool:
+        """Whether the ordinals ascend strictly (as every parsed table's do). A
+        window reads its base table's (found once): a window of it ascends too."""
+        base, _ = self.base_window()
+        if base is not self:
+            return base.ascending
+        ordinals = self.ordinals
+        return bool(np.all(ordinals[1:] > ordinals[:-1]))
+
+    @cached_property
+    def unset(self) -> frozenset[str]:
+        """The optional list columns that no item sets (every value None)."""
+        return frozenset(
+            name for name in ("categories", "urls") if getattr(self, name).count(None) == len(self)
+        )
+
     def base_window(self) -> tuple[Items, int]:
         """The table this one is a window of (through windows of windows), and the
         window's start in it; ``(self, 0)`` for a table of its own."""
@@ -211,9 +228,10 @@ class _Window(Items):
         return len(self.ordinals)  # the arrays are views, never sliced late
 
     def _sliced(self, name: str) -> list[Any]:
-        assert self._origin is not None
-        parent, where = self._origin
-        values: list[Any] = getattr(parent, name)[where]
+        base, start = self.base_window()
+        if name in base.unset:  # all None: no need to read the base's
+            return [None] * len(self)
+        values: list[Any] = getattr(base, name)[start : start + len(self)]
         return values
 
     @cached_property

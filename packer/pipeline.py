@@ -145,7 +145,7 @@ def rank(req: Request, reserved: Reserved, ranking: Ranking | None = None) -> Ra
     if ranking.scores is None:
         order = np.arange(len(candidates))[::-1]
     else:
-        order = walk_order(ranking.scores, candidates.ordinals)
+        order = walk_order(ranking.scores, candidates.ordinals, candidates.ascending)
     positions = np.zeros(len(reserved.items), dtype=np.int64)
     positions[reserved.evictable[order]] = np.arange(1, len(order) + 1)
     walk_sums = np.cumsum(candidates.tokens[order])
@@ -154,20 +154,26 @@ def rank(req: Request, reserved: Reserved, ranking: Ranking | None = None) -> Ra
     return Ranked(ranking=ranking, order=order, rank=positions, walk_sums=walk_sums)
 
 
-def walk_order(scores: np.ndarray, ordinals: np.ndarray) -> np.ndarray:
+def walk_order(
+    scores: np.ndarray, ordinals: np.ndarray, ascending: bool | None = None
+) -> np.ndarray:
     """``np.lexsort((-ordinals, -scores))``: score descending, newer first on
     ties. Ordinals are unique, so the order is unique. With ordinals ascending
-    (as in every item table) newer first is position descending, so one stable
-    sort of the reversed scores gives it; a relevance strategy scores most
-    candidates 0, which are simply newest first, so only the others are sorted."""
+    (as in every item table; ``ascending``: whether they do, if known) newer
+    first is position descending, so one stable sort of the reversed scores gives
+    it; a relevance strategy scores most candidates 0, which are simply newest
+    first, so only the others are sorted."""
     n = len(scores)
-    if n > 1 and not bool(np.all(ordinals[1:] > ordinals[:-1])):
+    if ascending is None:
+        ascending = n < 2 or bool(np.all(ordinals[1:] > ordinals[:-1]))
+    if not ascending:
         return np.lexsort((-ordinals, -scores))
     zero = np.flatnonzero(scores == 0)
-    above = np.flatnonzero(scores > 0)
-    if len(zero) and len(zero) + len(above) == n:  # no NaN, nothing negative
-        top = above[_newest_first_by_score(scores[above])]
-        return np.concatenate((top, zero[::-1]))
+    if len(zero):
+        above = np.flatnonzero(scores > 0)
+        if len(zero) + len(above) == n:  # no NaN, nothing negative
+            top = above[_newest_first_by_score(scores[above])]
+            return np.concatenate((top, zero[::-1]))
     return _newest_first_by_score(scores)
 
 

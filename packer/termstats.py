@@ -322,23 +322,23 @@ class MemoStats:
         self._learn(query)
         known = self._terms
         windowed = start > 0 or stop is not None
-        docs, terms, counts = [], [], []
-        for j, t in enumerate(query):
+        docs, counts, sizes = [], [], []
+        for t in query:
             d, f = known[t]
             if windowed and len(d):
-                lo = int(np.searchsorted(d, start)) if start > 0 else 0
-                hi = len(d) if stop is None else int(np.searchsorted(d, stop))
+                lo = int(d.searchsorted(start)) if start > 0 else 0
+                hi = len(d) if stop is None else int(d.searchsorted(stop))
                 d, f = d[lo:hi], f[lo:hi]
-            if len(d):
-                docs.append(d)
-                terms.append(np.full(len(d), j, dtype=np.int64))
-                counts.append(f)
-        if not docs:
+            docs.append(d)
+            counts.append(f)
+            sizes.append(len(d))
+        if not any(sizes):
             return _EMPTY
         doc = np.concatenate(docs)
         if start > 0:
             doc -= start
-        return doc, np.concatenate(terms), np.concatenate(counts)
+        term = np.repeat(np.arange(len(query), dtype=np.int64), sizes)
+        return doc, term, np.concatenate(counts)
 
 
 @dataclass(frozen=True, eq=False)

@@ -233,7 +233,7 @@ def _run_turn(
                 result = decide(req, reserved, ranked)
                 latency = reserve_seconds + rank_seconds + time.perf_counter() - start
                 pack_items, traced_here, external = None, True, None
-                pack = pack_pairs(base.items.ids, base.items.tokens, result.order)
+                pack = pack_pairs(base.items, result.order)
                 if configured.external is not None:
                     start = time.perf_counter()
                     failure, answer = configured.external.call(request_to_json(req))
