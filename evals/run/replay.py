@@ -201,18 +201,19 @@ def _price(
         steps = [
             Step(r["t"], s, len(head), r["probe"]) for r, s in zip(records, segments, strict=True)
         ]
-        prompts = Prompts.of(steps)  # encoded once, priced under each profile
+        prompts = Prompts.of(steps)  # encoded once, priced under each profile and placement
         _store(records, "cache", static, profiles, prompts)
         for placement in PLACEMENTS if placed else ():
             marks = [
                 placement_breakpoints(placement, len(head), len(r["segments"]), r["breakpoints"])
                 for r in records
             ]
-            prompts = Prompts.of(
-                s._replace(breakpoints=m) for s, m in zip(steps, marks, strict=True)
-            )
             _store(
-                [r["cache_placements"][placement] for r in records], None, static, placed, prompts
+                [r["cache_placements"][placement] for r in records],
+                None,
+                static,
+                placed,
+                prompts.placed(marks),
             )
 
 
@@ -252,11 +253,19 @@ def _store(
 ) -> None:
     """Each step's figures under each profile, as ``record[field][profile][static]``
     (``record[profile][static]`` when ``field`` is None)."""
+    key = str(static)
+    into = records if field is None else [r[field] for r in records]
     for name, profile in profiles.items():
-        for r, cost in zip(records, price_prompts(prompts, profile), strict=True):
-            (r if field is None else r[field]).setdefault(name, {})[str(static)] = {
-                "cached": cost.cached,
-                "written": cost.written,
-                "uncached": cost.uncached,
-                "cost": round_float(cost.cost),
+        for r, (cached, written, uncached, cost, *_) in zip(
+            into, price_prompts(prompts, profile), strict=True
+        ):
+            figures = {
+                "cached": cached,
+                "written": written,
+                "uncached": uncached,
+                "cost": round_float(cost),
             }
+            if name in r:
+                r[name][key] = figures
+            else:
+                r[name] = {key: figures}

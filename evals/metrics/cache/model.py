@@ -46,9 +46,9 @@ import math
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import compress
 from typing import Final, Literal
 
+from packproof.evals.metrics.cache.entries import TOP, common, scan, sweep
 from packproof.evals.metrics.cache.prompts import Prompts, Step
 from packproof.evals.metrics.cache.totals import ChainTotals, StepCost, Totals, chain_totals
 
@@ -70,9 +70,6 @@ __all__ = [
 Mode = Literal["breakpoints", "prefix"]
 MODES: Final[tuple[Mode, ...]] = ("breakpoints", "prefix")
 _row = tuple.__new__  # a NamedTuple without its Python-level __new__: half the cost
-# sorts after every prompt (a code's characters are below U+D800, prompts.py), so
-# that keys[i] always exists
-_TOP: Final = "\U0010ffff"
 _SWEEP: Final = 4  # dead entries are dropped every _SWEEP lifetimes (or all at once)
 _MASK: Final = (1 << 64) - 1
 
@@ -151,7 +148,7 @@ class Pricer:
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
         self.keys, self.untils = (
-            ["", _TOP],
+            ["", TOP],
             [math.inf, math.inf],
         )  # entries, sorted, between sentinels
         self.sweep_at = self.latest = -math.inf  # the next sweep; the latest expiry set
@@ -180,7 +177,7 @@ def _price_breakpoints(prompts: Prompts, state: Pricer) -> list[StepCost]:
     append, cum = out.append, prompts.cum
     for t, p, base, static, known, probe, marks in prompts.rows():
         if t >= sweep_at or t >= latest:
-            _sweep(keys, untils, t, latest)
+            sweep(keys, untils, t, latest)
             sweep_at, s = t + _SWEEP * ttl, 0
         n = len(p) >> 1
         if marks is not None:  # the caller's breakpoints
@@ -236,13 +233,13 @@ def _price_breakpoints(prompts: Prompts, state: Pricer) -> list[StepCost]:
                 best = j = 0
                 top = min(top, known)
                 if top >= low and (low < 1 or left.startswith(p[: 2 * low])):
-                    best, j = _scan(p, keys, untils, i, t, min(n, top), max(low, 1))
+                    best, j = scan(p, keys, untils, i, t, min(n, top), max(low, 1))
                 if not best and bs:  # the static window: where the static entry was seen?
                     key, low = keys[s], bs - lookback
                     if len(key) == 2 * bs and untils[s] > t and p.startswith(key):
                         best, j = bs, s
                     elif top >= low and (low < 1 or left.startswith(p[: 2 * low])):
-                        best, j = _scan(p, keys, untils, i, t, min(bs, top), max(low, 1))
+                        best, j = scan(p, keys, untils, i, t, min(bs, top), max(low, 1))
         if misses and best and _lost(profile, number + 1):
             best = 0
         hit, total = cum[base + best], cum[base + n]
@@ -297,7 +294,7 @@ def _explicit(
     for b in reversed(marks):
         high, low = min(b, known), max(b - lookback, best + 1, 1)
         if high >= low:
-            found, at = _scan(p, keys, untils, len(keys) - 1, t, high, low)
+            found, at = scan(p, keys, untils, len(keys) - 1, t, high, low)
             if found:
                 best, j = found, at
     return best, j
@@ -313,19 +310,6 @@ def _lost(profile: Profile, number: int) -> bool:
     return x < profile.miss_rate * 2.0**64
 
 
-def _scan(
-    p: str, keys: list[str], untils: list[float], i: int, t: float, high: int, low: int
-) -> tuple[int, int]:
-    """The largest k in [low, high] whose ``p[: 2 * k]`` is a live entry, and its
-    index (p's is ``i``); else (0, 0)."""
-    for k in range(high, low - 1, -1):
-        key = p[: 2 * k]
-        j = bisect_left(keys, key, 0, i)
-        if keys[j] == key and untils[j] > t:
-            return k, j
-    return 0, 0
-
-
 def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
     profile = state.profile
     read, write, ttl = profile.read, profile.write, profile.ttl_s
@@ -338,7 +322,7 @@ def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
     append, cum = out.append, prompts.cum
     for t, p, base, static, known, probe, _marks in prompts.rows():
         if t >= sweep_at or t >= latest:
-            _sweep(keys, untils, t, latest)
+            sweep(keys, untils, t, latest)
             sweep_at = t + _SWEEP * ttl
         n = len(p) >> 1
         # The stored prefixes are the prefixes of the live prompts: the longest
@@ -356,9 +340,9 @@ def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
             left = keys[j]
             shared = len(left) >> 1
             if not p.startswith(left):
-                shared = _common(left, p, 0, min(shared, known), static)
-            if right is not _TOP and shared < known and right.startswith(p[: 2 * shared + 2]):
-                shared = _common(right, p, shared + 1, known, 0)
+                shared = common(left, p, 0, min(shared, known), static)
+            if right is not TOP and shared < known and right.startswith(p[: 2 * shared + 2]):
+                shared = common(right, p, shared + 1, known, 0)
         hit = cum[base + shared] // granularity * granularity
         if hit < min_tokens or (misses and hit and _lost(profile, number + 1)):
             hit = 0
@@ -382,36 +366,3 @@ def _price_prefix(prompts: Prompts, state: Pricer) -> list[StepCost]:
     state.sweep_at, state.latest, state.prev = sweep_at, latest, prev
     state.number = number
     return out
-
-
-def _common(key: str, p: str, low: int, high: int, guess: int) -> int:
-    """The largest k in [low, high] with ``key.startswith(p[: 2 * k])``, ``low``
-    qualifying. A break most often follows the static prefix (``guess``) or comes
-    at a segment new to the trace (``high``): tried first, then a binary search."""
-    if low < guess < high:
-        if not key.startswith(p[: 2 * guess]):
-            high = guess - 1
-        elif key.startswith(p[: 2 * guess + 2]):
-            low = guess + 1
-        else:
-            return guess
-    if low < high and key.startswith(p[: 2 * high]):
-        return high
-    high -= 1
-    while low < high:
-        mid = (low + high + 1) >> 1
-        if key.startswith(p[: 2 * mid]):
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def _sweep(keys: list[str], untils: list[float], t: float, latest: float) -> None:
-    """Drop the entries dead at t (all, when ``latest``, the last expiry set, is)."""
-    if t >= latest:
-        del keys[1:-1], untils[1:-1]
-    else:
-        alive = [until > t for until in untils]
-        keys[:] = compress(keys, alive)
-        untils[:] = compress(untils, alive)

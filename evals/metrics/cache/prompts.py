@@ -153,6 +153,24 @@ class Prompts:
         self.probe.append(probe)
         self.breakpoints.append(marks)
 
+    def placed(self, breakpoints: Iterable[Sequence[int]]) -> Prompts:
+        """The same steps with the caller's ``breakpoints`` (one list per step,
+        checked as :meth:`add` checks them), sharing this chain's encoding: one
+        chain priced under several placements is encoded once."""
+        out = Prompts(self._codes)
+        out.last_t, out.t, out.cum, out.start = self.last_t, self.t, self.cum, self.start
+        out.static, out.known = self.static, self.known
+        out.codes, out.probe = self.codes, self.probe
+        marks = list(breakpoints)
+        if len(marks) != len(self.codes):
+            raise ValueError(f"{len(marks)} breakpoint lists for {len(self.codes)} steps")
+        for codes, given in zip(self.codes, marks, strict=True):
+            n = len(codes) >> 1
+            if not all(type(b) is int and 1 <= b <= n for b in given):
+                raise ValueError(f"breakpoints must be segment counts from 1 to {n}, not {given!r}")
+            out.breakpoints.append(tuple(sorted(set(given))))
+        return out
+
     def clear(self) -> None:
         """Drop the steps (priced), keeping the ids' numbering and the last time:
         the steps added next continue the chain."""
