@@ -241,8 +241,9 @@ def _measure_profile(
         return [price_prompts(p, prof) for p in encoded.values()]
 
     whole = _best(price_all, config.repeats)
-    simulated = _best(lambda: sum(1 for _ in simulate(path, name, prof)), config.read_repeats)
-    json_seconds = _best(lambda: json_alone(path), config.read_repeats)  # (beside it: same load)
+    runs = (lambda: sum(1 for _ in simulate(path, name, prof)), lambda: json_alone(path))
+    pairs = [[_best(run, 1) for run in runs] for _ in range(config.read_repeats)]  # alternated,
+    simulated, json_seconds = map(min, zip(*pairs, strict=True))  # under the same load
     return {
         "chains": chains,
         "trace": _rate(steps, whole),

@@ -26,7 +26,8 @@ Reading runs at about the speed of the JSON, the model's arithmetic a small
 share: a line's checks run in C where the line is good (lines.py), each step
 is encoded once and its segments' output text written as soon as it is read
 (the batch then holds bytes, not the segments' objects), and a prompt that
-extends its chain's last one is read without it (reuse.py). What a quick
+repeats runs of its chain's last one (extended, its oldest segments dropped, a
+segment in its middle replaced) is read without them (reuse.py). What a quick
 check does not accept goes to the strict walk, which names what is wrong.
 """
 
@@ -40,7 +41,6 @@ from itertools import accumulate
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, TypeAlias
 
-import numpy as np
 import orjson
 
 from packproof.evals.metrics.cache.lines import (
@@ -49,12 +49,15 @@ from packproof.evals.metrics.cache.lines import (
     check_chain,
     encode,
     quick_step,
+    read_json,
     strict_step,
+    summed,
 )
 from packproof.evals.metrics.cache.model import Pricer, Profile, Prompts
 from packproof.evals.metrics.cache.profiles import profiles_from
 from packproof.evals.metrics.cache.prompts import Codes
 from packproof.evals.metrics.cache.reuse import Last, remember, split
+from packproof.evals.metrics.cache.reuse import extend as _extend
 from packproof.evals.metrics.cache.totals import RunningTotals
 from packproof.evals.project import DATA
 from packproof.evals.scenarios.yamlsafe import load_yaml
@@ -150,8 +153,8 @@ def _read(path: str, fast: bool = False) -> Iterator[_Read]:
     """:func:`read_steps`, each step with its chain's state and codes. ``fast``
     (the records are for output only): a record's segments become their output
     text (an orjson fragment), the cumulative tokens are given (None: the strict
-    walk's step, left to Prompts.add), and a line that extends its chain's last
-    prompt is read without it (reuse.py)."""
+    walk's step, left to Prompts.add), and a line that repeats runs of its
+    chain's last prompt is read without them (reuse.py)."""
     source = "<stdin>" if path == "-" else path
     seen: dict[str, Seen] = {}
     lasts: dict[str, Last] = {}
@@ -163,7 +166,7 @@ def _read(path: str, fast: bool = False) -> Iterator[_Read]:
         number = 0
         try:
             for number, raw in enumerate(stream, 1):
-                if not raw.strip():
+                if raw.isspace():  # (a line from the file is never empty)
                     continue
                 if fast and lasts:
                     parts = split(raw, lasts)
@@ -172,7 +175,7 @@ def _read(path: str, fast: bool = False) -> Iterator[_Read]:
                         yield extended
                         continue
                 try:
-                    record = _loads(raw)
+                    record = read_json(raw)
                     quick = quick_step(record)  # None: the strict walk decides
                     if quick is not None:
                         t, ids, tokens, counts, static, probe, marks = quick
@@ -199,7 +202,7 @@ def _read(path: str, fast: bool = False) -> Iterator[_Read]:
                 check_chain(state, number, chain, t, ids, tokens, codes, numbered)
                 cum = None
                 if fast and counts is not None:
-                    cum = _summed(counts, 0)
+                    cum = summed(counts, 0)
                     text = dumpb(record["segments"], prepared=True)
                     # the segments' objects go back to the allocator while warm
                     record["segments"] = orjson.Fragment(text)
@@ -229,39 +232,6 @@ def _read(path: str, fast: bool = False) -> Iterator[_Read]:
         )
 
 
-def _extend(
-    number: int, seen: dict[str, Seen], lasts: dict[str, Last], chain: str, last: Last, line: bytes
-) -> _Read | None:
-    """A line that extends ``last``, read as ``line`` (reuse.py); None when it
-    is to be read whole (which names what is wrong, if anything is)."""
-    try:
-        record = _loads(line)
-    except (InputError, UnicodeDecodeError):
-        return None
-    quick = quick_step(record, last.n)
-    if quick is None or record["chain"] != chain:
-        return None
-    t, ids, tokens, counts, static, probe, marks = quick
-    state = seen[chain]
-    total = last.total + sum(tokens)
-    if t < state.last_t or total >= 1 << 63:
-        return None
-    numbered = len(state.codes)
-    try:
-        codes = encode(state, ids)
-    except TypeError:
-        return None
-    check_chain(state, number, chain, t, ids, tokens, codes, numbered, last.n)
-    cum = last.cum + _summed(counts, last.total)[8:]
-    codes = last.codes + codes
-    text = last.prefix + dumpb(record["segments"], prepared=True)[1:] if ids else last.text
-    record["segments"] = orjson.Fragment(text)
-    if not probe:
-        lasts[chain] = Last(text, codes, cum, total)
-    step = (number, record, chain, t, ids, tokens, cum, state, codes, numbered)
-    return *step, static, probe, marks
-
-
 def _strict(raw: bytes, record: Any) -> tuple[Any, StrictStep]:
     """The line checked by the strict walk, and read by the strict reader when
     that finds something wrong (it names what)."""
@@ -270,31 +240,6 @@ def _strict(raw: bytes, record: Any) -> tuple[Any, StrictStep]:
     except InputError:  # what is wrong, as the strict reader sees it
         record = loads(raw.decode("utf-8"))
         return record, strict_step(record)
-
-
-def _loads(raw: bytes) -> Any:
-    """One line's JSON: orjson, several times faster than the strict reader, when
-    it accepts the line and every ``":`` in the line ends a distinct key of its
-    object (orjson keeps the last of a repeated key); else the strict reader,
-    which says what is wrong. (A line orjson reads differently, an integer past
-    64 bits made a float, fails the strict walk, which then reads it strictly.)"""
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return loads(raw.decode("utf-8"))
-    if type(value) is not dict:
-        return loads(raw.decode("utf-8"))
-    # As many colons as keys: each ends a distinct key, and the line is read as
-    # the next test reads it unless a space before a colon would send it to the
-    # strict reader, which reads the one value orjson reads otherwise, a time
-    # past 64 bits, as an integer. (A faster count than the next.)
-    if raw.count(b":") == len(value):
-        t = value.get("t")
-        if type(t) is not float or abs(t) < 2.0**63:
-            return value
-    if raw.count(b'":') != len(value):
-        return loads(raw.decode("utf-8"))
-    return value
 
 
 def _at_line(exc: InputError, number: int, source: str) -> InputError:
@@ -357,20 +302,6 @@ def simulate(path: str, name: str, chosen: Profile) -> Iterator[str]:
     for chain_name, chain in chains.items():
         total = chain.totals.result().to_json()
         yield dumps({"chain": chain_name, "profile": name, "total": total})
-
-
-def _summed(counts: array[int], start: int) -> bytes:
-    """``start`` and the cumulative tokens after it as int64 bytes, of counts
-    quick_step checked (and their sum with ``start`` below 2**63): in Python for
-    a short prompt, in numpy (a few calls' set-up, then C) for a long one."""
-    if len(counts) < 64:
-        return array("q", accumulate(counts, initial=start)).tobytes()
-    cum = np.empty(len(counts) + 1, dtype=np.int64)
-    cum[0] = start
-    np.cumsum(np.frombuffer(counts, dtype=np.int64), out=cum[1:])
-    if start:
-        cum[1:] += start
-    return cum.tobytes()
 
 
 def _fragments_agree() -> bool:

@@ -19,40 +19,60 @@ Each segment id has one token count in its chain: :class:`Seen` keeps the
 counts in a list indexed by the ids' numbers (the chain's :class:`Codes`,
 shared with its :class:`Prompts`), and :func:`first_mismatch` compares a step's
 counts with them in one ``map`` and one tuple comparison, the numbers read back
-from the step's string of codes at C speed (:func:`check_chain`: the time order, then the counts).
+from the step's string of codes at C speed (:func:`check_chain`: the time order, then the counts);
+a step whose ids are all new to the chain, each once, only records them.
 The strict walk, :func:`strict_step`, is here too: it names the first thing
-wrong in a line.
+wrong in a line; and so are the line's JSON (:func:`read_json`) and the
+cumulative tokens as int64 bytes (:func:`summed`), which reading a whole line
+and reading it without its chain's last prompt (reuse.py) share.
 """
 
 from __future__ import annotations
 
 import math
+import operator
+import re
 from array import array
 from collections.abc import Sequence
+from functools import partial
+from itertools import accumulate, compress
 from operator import itemgetter
 from typing import Any, Final, TypeAlias
 
+import numpy as np
+import orjson
+
 from packproof.evals.metrics.cache.prompts import CODE_BASE, Codes, code
 from packproof.packer.errors import InputError
+from packproof.packer.jsonio import loads
 
 __all__ = [
     "KEYS",
     "IdCodes",
+    "QuickSegments",
     "QuickStep",
     "Seen",
     "StrictStep",
     "check_chain",
     "encode",
     "first_mismatch",
+    "quick_segments",
     "quick_step",
+    "read_json",
     "strict_step",
+    "summed",
 ]
 
 KEYS: Final = frozenset({"chain", "t", "segments", "static_segments", "probe", "breakpoints"})
 _INT: Final = {int}
 _BIG: Final = 1 << 63
+_FEW: Final = 8  # ids new in a step handled one by one below this, in numpy from it
+_IS_NONE: Final = partial(operator.is_, None)
+_PAIRS: Final = re.compile("..", re.DOTALL)  # a string of codes, code by code
 _ID, _TOKENS = itemgetter(0), itemgetter(1)
 
+# ids, tokens, their int64 array
+QuickSegments: TypeAlias = "tuple[tuple[str, ...], tuple[int, ...], array[int]]"
 # t, ids, tokens, their int64 array, static segments, probe, breakpoints
 QuickStep: TypeAlias = (
     "tuple[float, tuple[str, ...], tuple[int, ...], array[int], int, bool, list[int] | None]"
@@ -77,18 +97,10 @@ def quick_step(record: Any, before: int = 0) -> QuickStep | None:
     if type(segments) is not list:
         return None
     if segments:
-        try:
-            # strict: every segment has as many items as the first, so two (a list,
-            # or a string or object of two, whose second item is refused below)
-            ids, tokens = zip(*segments, strict=True)
-            counts = array("q", tokens)
-        except (TypeError, ValueError, OverflowError):
+        quick = quick_segments(segments)
+        if quick is None:
             return None
-        least = min(tokens)
-        if least < 2 and (least < 0 or set(map(type, tokens)) != _INT):
-            return None
-        if sum(tokens) >= _BIG:  # (Prompts.add names the prompt too long)
-            return None
+        ids, tokens, counts = quick
     elif before:  # the segments of the chain's last prompt and no more (reuse.py)
         ids, tokens, counts = (), (), array("q")
     else:
@@ -103,6 +115,24 @@ def quick_step(record: Any, before: int = 0) -> QuickStep | None:
     ):
         return None
     return t, ids, tokens, counts, static, probe, marks
+
+
+def quick_segments(segments: list[Any]) -> QuickSegments | None:
+    """The ids, tokens and tokens' int64 array of a non-empty list of segments
+    orjson read, or None when the strict walk must decide (ids' types aside)."""
+    try:
+        # strict: every segment has as many items as the first, so two (a list,
+        # or a string or object of two, whose second item is refused below)
+        ids, tokens = zip(*segments, strict=True)
+        counts = array("q", tokens)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    least = min(tokens)
+    if least < 2 and (least < 0 or set(map(type, tokens)) != _INT):
+        return None
+    if sum(tokens) >= _BIG:  # (Prompts.add names the prompt too long)
+        return None
+    return ids, tokens, counts
 
 
 class IdCodes(Codes):
@@ -128,9 +158,22 @@ class Seen:
 
 
 def encode(state: Seen, ids: Sequence[str]) -> str:
-    """The ids' codes, one string; new ids numbered. TypeError on an id that is
-    not a string (or not hashable)."""
-    return "".join(map(state.codes.__getitem__, ids))
+    """The ids' codes, one string; new ids numbered (first seen, first), many
+    at once in numpy. TypeError on an id that is not a string (or not hashable)."""
+    codes = state.codes
+    got = list(map(codes.get, ids))
+    if None not in got:
+        return "".join(got)  # type: ignore[arg-type]
+    start = len(codes)
+    if got.count(None) >= _FEW and start + len(got) <= CODE_BASE * CODE_BASE:
+        fresh = list(dict.fromkeys(compress(ids, map(_IS_NONE, got))))
+        if set(map(type, fresh)) != {str}:
+            raise TypeError("a segment id is a string")
+        numbers = np.arange(start, start + len(fresh))
+        chars = np.empty(2 * len(fresh), "<u2")
+        chars[0::2], chars[1::2] = numbers // CODE_BASE, numbers % CODE_BASE
+        codes.update(zip(fresh, _PAIRS.findall(chars.tobytes().decode("utf-16-le")), strict=True))
+    return "".join(map(codes.__getitem__, ids))
 
 
 def first_mismatch(state: Seen, codes: str, numbered: int, tokens: Sequence[int]) -> int | None:
@@ -138,7 +181,10 @@ def first_mismatch(state: Seen, codes: str, numbered: int, tokens: Sequence[int]
     known before it), each id's first; then the index of the first segment whose
     count is not its id's, or None."""
     known, total = state.counts, len(state.codes)
-    if total > numbered:
+    if total - numbered == len(tokens):  # every id new, each once: numbered in order
+        known.extend(tokens)
+        return None
+    if 0 < total - numbered < _FEW:
         known.extend([0] * (total - numbered))
         for number in range(numbered, total):  # (a few a step: found at C speed)
             made = code(number)
@@ -147,12 +193,20 @@ def first_mismatch(state: Seen, codes: str, numbered: int, tokens: Sequence[int]
                 at = codes.find(made, at + 1)
             known[number] = tokens[at >> 1]
     units = array("I", codes.encode("utf-32-le"))
+    numbers: Sequence[int]
+    places: Any = None  # the numbers in numpy, when needed
     if total <= CODE_BASE:
-        numbers: Sequence[int] = units[1::2]
+        numbers = units[1::2]
     else:
-        numbers = [
-            high * CODE_BASE + low for high, low in zip(units[0::2], units[1::2], strict=True)
-        ]
+        wide = np.frombuffer(units, np.uint32).astype(np.int64)
+        places = wide[0::2] * CODE_BASE + wide[1::2]
+        numbers = places.tolist()
+    if total - numbered >= _FEW:  # many new: each one's first place, in numpy
+        if places is None:
+            places = np.frombuffer(units, np.uint32)[1::2]
+        fresh = np.flatnonzero(places >= numbered)
+        first = fresh[np.unique(places[fresh], return_index=True)[1]]
+        known.extend(map(tokens.__getitem__, first.tolist()))
     expected = tuple(map(known.__getitem__, numbers))
     if expected == (tokens if type(tokens) is tuple else tuple(tokens)):
         return None
@@ -272,3 +326,42 @@ def _bad_segment(segments: list[Any]) -> None:
             raise InputError(
                 f"/segments/{i}/1", "not a token count", expected="an integer >= 0", found=tokens
             )
+
+
+def read_json(raw: bytes) -> Any:
+    """One line's JSON: orjson, several times faster than the strict reader, when
+    it accepts the line and every ``":`` in the line ends a distinct key of its
+    object (orjson keeps the last of a repeated key); else the strict reader,
+    which says what is wrong. (A line orjson reads differently, an integer past
+    64 bits made a float, fails the strict walk, which then reads it strictly.)"""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return loads(raw.decode("utf-8"))
+    if type(value) is not dict:
+        return loads(raw.decode("utf-8"))
+    # As many colons as keys: each ends a distinct key, and the line is read as
+    # the next test reads it unless a space before a colon would send it to the
+    # strict reader, which reads the one value orjson reads otherwise, a time
+    # past 64 bits, as an integer. (A faster count than the next.)
+    if raw.count(b":") == len(value):
+        t = value.get("t")
+        if type(t) is not float or abs(t) < 2.0**63:
+            return value
+    if raw.count(b'":') != len(value):
+        return loads(raw.decode("utf-8"))
+    return value
+
+
+def summed(counts: array[int], start: int) -> bytes:
+    """``start`` and the cumulative tokens after it as int64 bytes, of counts
+    quick_step checked (and their sum with ``start`` below 2**63): in Python for
+    a short prompt, in numpy (a few calls' set-up, then C) for a long one."""
+    if len(counts) < 64:
+        return array("q", accumulate(counts, initial=start)).tobytes()
+    cum = np.empty(len(counts) + 1, dtype=np.int64)
+    cum[0] = start
+    np.cumsum(np.frombuffer(counts, dtype=np.int64), out=cum[1:])
+    if start:
+        cum[1:] += start
+    return cum.tobytes()
