@@ -26,9 +26,12 @@ and tests/evals/report/test_fast_bootstrap.py compares the two bit for bit.
 
 from __future__ import annotations
 
+import os
+import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -37,6 +40,11 @@ __all__ = ["indices", "percentile_interval", "resampled", "resampled_means"]
 _CACHE_BYTES = 256 << 20  # index arrays kept, least recently used dropped first
 _BLOCK = 1 << 18  # elements of one block of resamples (2 MB of float64)
 _cache: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+_SHARED_BLOCKS = 4  # a bootstrap of this many blocks or more is shared with a thread
+_pool: list[ThreadPoolExecutor | None] = []  # the helper thread, made on first use
+if hasattr(os, "register_at_fork"):  # a forked child has no such thread: it makes its own
+    os.register_at_fork(after_in_child=_pool.clear)
+_local = threading.local()  # per thread: the scratch buffers of resampled()
 
 
 def indices(n: int, resamples: int, seed: int) -> np.ndarray:
@@ -56,17 +64,64 @@ def indices(n: int, resamples: int, seed: int) -> np.ndarray:
     return drawn
 
 
+def _scratch(i: int, size: int) -> np.ndarray:
+    """This thread's ``i``-th scratch buffer of at least ``size`` float64s: the
+    resamples are gathered into memory already mapped, not a new array per block."""
+    buffers: list[np.ndarray] = _local.__dict__.setdefault("buffers", [])
+    while len(buffers) <= i:
+        buffers.append(np.empty(0))
+    if len(buffers[i]) < size:
+        buffers[i] = np.empty(max(size, _BLOCK), dtype=np.float64)
+    return buffers[i]
+
+
+def _helper() -> ThreadPoolExecutor | None:
+    """A thread for half of a long bootstrap's blocks (numpy gathers and sums
+    without the GIL), when this process may run on more than one CPU."""
+    if not _pool:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        _pool.append(
+            ThreadPoolExecutor(1, thread_name_prefix="packproof-bootstrap")
+            if (cpus or 1) > 1
+            else None
+        )
+    return _pool[0]
+
+
 def resampled(
     statistic: Callable[..., np.ndarray], samples: tuple[np.ndarray, ...], resamples: int, seed: int
 ) -> np.ndarray:
     """``statistic(*(s[rows] for s in samples), axis=-1)`` over every resample of the
-    (paired) ``samples``, a block of resamples at a time: the bootstrap distribution."""
+    (paired) ``samples``, a block of resamples at a time: the bootstrap distribution.
+    Each block is reduced on its own, so a long one's blocks are shared with a
+    second thread (:func:`_helper`) without changing a bit."""
     idx = indices(len(samples[0]), resamples, seed)
     out = np.empty(resamples, dtype=np.float64)
     rows = max(1, _BLOCK // max(1, idx.shape[1]))
-    for start in range(0, resamples, rows):
-        block = idx[start : start + rows]
-        out[start : start + rows] = statistic(*(s.take(block) for s in samples), axis=-1)
+    floats = all(s.dtype == np.float64 for s in samples)
+
+    def run(starts: range) -> None:
+        for start in starts:
+            block = idx[start : start + rows]
+            if floats:  # the indices are in range: "clip" gathers unbuffered, into the scratch
+                size = block.size
+                taken = [
+                    s.take(block, out=_scratch(i, size)[:size].reshape(block.shape), mode="clip")
+                    for i, s in enumerate(samples)
+                ]
+            else:
+                taken = [s.take(block) for s in samples]
+            out[start : start + rows] = statistic(*taken, axis=-1)
+
+    starts = range(0, resamples, rows)
+    helper = _helper() if len(starts) >= _SHARED_BLOCKS else None
+    if helper is None:
+        run(starts)
+    else:
+        half = len(starts) // 2
+        done = helper.submit(run, starts[:half])
+        run(starts[half:])
+        done.result()
     return out
 
 

@@ -84,37 +84,54 @@ def cells_frame(
     """The records (already in cell-key order) as one typed row each."""
     import pandas as pd
 
-    names = sorted({m for r in records for m in r["metrics"]})
-    columns: dict[str, Any] = {
-        name: pd.array([r.get(name) for r in records], dtype="string") for name in _STRINGS
-    }
-    columns["turn"] = pd.array([int(r["turn"]) for r in records], dtype="int64")
-    columns["probe"] = pd.array([bool(r.get("probe", False)) for r in records], dtype="bool")
-    columns["t"] = pd.array(
-        [float("nan") if r.get("t") is None else float(r["t"]) for r in records], dtype="float64"
+    # one pass over the records (each is read once, while it is in the CPU's cache)
+    fields = [
+        (
+            *(r.get(name) for name in _STRINGS),
+            r["turn"],
+            r.get("probe", False),
+            r.get("t"),
+            r["spec"],
+            r["budget"],
+            r.get("budget_tokens"),
+            r.get("tags", ()),
+            r["metrics"],
+        )
+        for r in records
+    ]
+    *strings, turn, probe, t, spec, budget, budget_tokens, tags, metrics = (
+        list(zip(*fields, strict=True)) if fields else [()] * (len(_STRINGS) + 8)
     )
+    names = sorted({m for r in metrics for m in r})
+    columns: dict[str, Any] = {
+        name: pd.array(list(values), dtype="string")
+        for name, values in zip(_STRINGS, strings, strict=True)
+    }
+    columns["turn"] = pd.array(list(map(int, turn)), dtype="int64")
+    columns["probe"] = pd.array(list(map(bool, probe)), dtype="bool")
+    columns["t"] = pd.array([float("nan") if v is None else float(v) for v in t], dtype="float64")
 
     def ordered(values: list[Any], categories: Sequence[Any]) -> pd.Categorical:
         return pd.Categorical(values, dtype=pd.CategoricalDtype(list(categories), ordered=True))
 
-    columns["spec"] = ordered([r["spec"] for r in records], specs)
-    columns["label"] = ordered([labels[r["spec"]] for r in records], [labels[s] for s in specs])
+    columns["spec"] = ordered(list(spec), specs)
+    columns["label"] = ordered([labels[s] for s in spec], [labels[s] for s in specs])
     by_text = {str(b): b for b in budgets}
-    columns["budget"] = ordered([by_text[str(r["budget"])] for r in records], budgets)
-    columns["budget_tokens"] = pd.array([r.get("budget_tokens") for r in records], dtype="Int64")
-    columns["cluster"] = pd.array(
-        [f"{r['suite']}/{r['scenario']}" for r in records], dtype="string"
-    )
-    columns["tags"] = [tuple(r.get("tags", ())) for r in records]
+    columns["budget"] = ordered(list(map(by_text.__getitem__, map(str, budget))), budgets)
+    columns["budget_tokens"] = pd.array(list(budget_tokens), dtype="Int64")
+    suite, scenario = strings[1], strings[2]
+    columns["cluster"] = pd.array(list(map("{}/{}".format, suite, scenario)), dtype="string")
+    tag_tuples = list(map(tuple, tags))
+    columns["tags"] = tag_tuples
     for prefix in breakdown_tags:
         columns[tag_column(prefix)] = pd.array(
             [
-                next((t[len(prefix) :] for t in r.get("tags", ()) if t.startswith(prefix)), None)
-                for r in records
+                next((t[len(prefix) :] for t in ts if t.startswith(prefix)), None)
+                for ts in tag_tuples
             ],
             dtype="string",
         )
-    table = pd.DataFrame.from_records([r["metrics"] for r in records], columns=names)
+    table = pd.DataFrame.from_records(list(metrics), columns=names)
     for name in names:
         columns[name] = table[name].astype("Int64" if name in COUNTS else "float64")
     return pd.DataFrame(columns)

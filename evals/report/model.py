@@ -80,6 +80,7 @@ def build_report(
     static_prefix_tokens: Sequence[int] = (0,),
     compare: Sequence[tuple[str, str]] = (),
     packers: Mapping[str, Mapping[str, Any]] | None = None,
+    replay_ready: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """The summary: the verdict per budget; per strategy and budget, every
     metric's mean and interval (and cluster interval where cells cluster),
@@ -89,13 +90,12 @@ def build_report(
     the oracle ceiling; latency; and, when the run has replays, their prompt-cache economics
     (``replay``: per profile in ``cache_profiles``, name -> profile in config
     order, and per ``static_prefix_tokens``; see replay.py). A named packer's
-    entry in ``strategies`` carries what ``packers`` says of it (its command)."""
+    entry in ``strategies`` carries what ``packers`` says of it (its command).
+    ``replay_ready`` is given the summary's ``strategies`` and ``replay`` as
+    soon as they are computed, before the rest (the frontier plot needs no more)."""
     ordered = order_records(records, specs, budgets)
-    frame = cells_frame(
-        ordered, specs=specs, labels=labels, budgets=budgets, breakdown_tags=breakdown_tags
-    )
     stats = Stats(resamples, confidence, seed)
-    groups = aggregate.groups(frame, labels, METRICS, stats)
+    strategies = [{"spec": s, "label": labels[s], **(packers or {}).get(s, {})} for s in specs]
     replay = build_replay(
         ordered,
         specs=specs,
@@ -105,6 +105,12 @@ def build_report(
         static_prefix_tokens=static_prefix_tokens,
         stats=stats.mean,
     )
+    if replay_ready is not None:  # the summary's strategies and replay, as it will hold them
+        replay_ready(significant({"strategies": strategies}) | {"replay": replay})
+    frame = cells_frame(
+        ordered, specs=specs, labels=labels, budgets=budgets, breakdown_tags=breakdown_tags
+    )
+    groups = aggregate.groups(frame, labels, METRICS, stats)
     best = best_specs(groups, budgets)
     paired_metrics = [m for m in PAIRED if m in frame]
     comparisons = []
@@ -143,9 +149,7 @@ def build_report(
             "baseline": baseline,
             "confidence": confidence,
             "cells": len(ordered),
-            "strategies": [
-                {"spec": s, "label": labels[s], **(packers or {}).get(s, {})} for s in specs
-            ],
+            "strategies": strategies,
             "budgets": list(budgets),
             "verdict": verdict,
             "budget_invariant": aggregate.budget_invariant(frame, budgets),

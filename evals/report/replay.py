@@ -60,6 +60,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from itertools import compress, groupby
+from operator import add, itemgetter, truediv
 from typing import Any, Final
 
 import numpy as np
@@ -165,24 +167,20 @@ class _Chain:
         if any(row[0] is not figures for row, _ in rows):
             raise ValueError("a chain's records point into another chain's cache figures")
         every = [i for (_, i), _ in rows]
-        at_steps = [i for (_, i), probe in rows if not probe]
-        at_probes = [i for (_, i), probe in rows if probe]
-        for (placement, profile, static), (
-            cached,
-            written,
-            uncached,
-            cost,
-        ) in figures.columns.items():
+        steps = [not probe for _, probe in rows]
+        probes = [probe for _, probe in rows]
+        for (placement, profile, static), lists in figures.columns.items():
+            cached, written, uncached, cost = _at(every, lists)
             if placement is None:
                 self.sums[profile, static] = [
                     len(every),
-                    sum(cached[i] for i in every),
-                    sum(cached[i] + written[i] + uncached[i] for i in every),
-                    [cost[i] for i in at_steps],
-                    [cost[i] for i in at_probes],
+                    sum(cached),
+                    sum(map(add, map(add, cached, written), uncached)),
+                    list(compress(cost, steps)),
+                    list(compress(cost, probes)),
                 ]
             else:
-                self.placed[placement, profile, static] = [len(every), [cost[i] for i in every]]
+                self.placed[placement, profile, static] = [len(every), list(cost)]
 
     def values(self, profile: str, static: int) -> dict[str, Any]:
         """The chain's values under one profile and static prefix: ``None`` where
@@ -218,36 +216,62 @@ class _Chain:
         return out
 
 
+def _at(rows: Sequence[int], lists: Sequence[Sequence[Any]]) -> Sequence[Sequence[Any]]:
+    """Each of ``lists`` at ``rows`` (each list whole when ``rows`` is all of it, in order)."""
+    if len(rows) == len(lists[0]) and rows == list(range(len(rows))):
+        return lists
+    if len(rows) < 2:
+        return [[values[i] for i in rows] for values in lists]
+    pick = itemgetter(*rows)
+    return [pick(values) for values in lists]
+
+
 def _probe_values(probes: Sequence[Mapping[str, Any]]) -> dict[Any, list[float]]:
     """``probe_recall``, and per (profile, static prefix) the probes' hit rates
-    and relative costs, from one pass over the probes."""
+    and relative costs, from one pass over the probes (a run of them read
+    without their figures made whole, from their chain's columns at once)."""
     out: dict[Any, list[float]] = {"probe_recall": []}
     for p in probes:
         recall = p["metrics"].get("evidence_recall")
         if recall is not None:
             out["probe_recall"].append(float(recall))
-        row = p.get(CACHE_ROW)
-        if row is not None:  # read without its figures made whole: its chain's columns
-            figures, i = row
-            priced = [
-                (profile, static, {k: v[i] for k, v in zip(FIGURES, lists, strict=True)})
-                for (placement, profile, static), lists in figures.columns.items()
-                if placement is None
-            ]
-        else:
-            priced = [
-                (profile, static, f)
-                for profile, by_static in p.get("cache", {}).items()
-                for static, f in by_static.items()
-            ]
-        for profile, static, f in priced:
-            tokens = f["cached"] + f["written"] + f["uncached"]
-            if tokens:
-                out.setdefault(("probe_hit_rate", profile, static), []).append(f["cached"] / tokens)
-                out.setdefault(("probe_relative_cost", profile, static), []).append(
-                    f["cost"] / tokens
-                )
+    for figures, run in groupby(probes, lambda p: _figures_of(p.get(CACHE_ROW))):
+        if figures is None:  # made whole: each probe's own figures
+            for p in run:
+                for profile, by_static in p.get("cache", {}).items():
+                    for static, f in by_static.items():
+                        _add_rates(out, profile, static, *([f[k]] for k in FIGURES))
+            continue
+        rows = [p[CACHE_ROW][1] for p in run]
+        for (placement, profile, static), lists in figures.columns.items():
+            if placement is None:
+                _add_rates(out, profile, static, *_at(rows, lists))
     return out
+
+
+def _figures_of(row: Any) -> Any:
+    return None if row is None else row[0]
+
+
+def _add_rates(
+    out: dict[Any, list[float]],
+    profile: str,
+    static: str,
+    cached: Sequence[Any],
+    written: Sequence[Any],
+    uncached: Sequence[Any],
+    cost: Sequence[Any],
+) -> None:
+    """The hit rate and relative cost of each request priced (of some tokens)."""
+    tokens = list(map(add, map(add, cached, written), uncached))
+    if not any(tokens):
+        return
+    out.setdefault(("probe_hit_rate", profile, static), []).extend(
+        map(truediv, compress(cached, tokens), filter(None, tokens))
+    )
+    out.setdefault(("probe_relative_cost", profile, static), []).extend(
+        map(truediv, compress(cost, tokens), filter(None, tokens))
+    )
 
 
 def cheapest_placement(placements: Mapping[str, Mapping[str, Any] | None]) -> str | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from packproof.evals.report.model import ReportContext, build_report, order_records
+from packproof.evals.report.plots.drawer import MIN_CELLS, Drawer
 from packproof.evals.report.renderers import RENDERERS
 from packproof.evals.run import identity
 from packproof.evals.run.config import EvalConfig, load_config
@@ -236,6 +237,27 @@ def write_reports(
     """Build the report model once, render every format, then write them all;
     ``bars`` shows each of the :data:`REPORT_STEPS` steps as it starts."""
     bars = bars or EvalProgress(REPORT_STEPS, sys.stderr, enabled=False)
+    # a large run's plots are drawn in a second process, started now to import matplotlib
+    with Drawer(enabled=len(records) >= MIN_CELLS) as drawer:
+        outputs = _render(config, records, info, executor, jobs, bars, drawer)
+    bars.step("writing")
+    for name, content in outputs.items():
+        bars.show(f"writing {name}")
+        write_atomic(run_dir / name, content)
+    bars.close(f"{len(outputs)} files written")
+
+
+def _render(
+    config: EvalConfig,
+    records: list[dict[str, Any]],
+    info: dict[str, Any],
+    executor: str,
+    jobs: int,
+    bars: EvalProgress,
+    drawer: Drawer,
+) -> dict[str, str | bytes]:
+    """Every report's content, by file name (the plots from ``drawer`` when it
+    drew them)."""
     labels = config.labels
     bars.step("computing the summary statistics")
     summary = build_report(
@@ -254,19 +276,22 @@ def write_reports(
         static_prefix_tokens=config.static_prefix_tokens,
         compare=config.compare,
         packers={name: p.describe() for name, p in config.packers.items()},
+        replay_ready=drawer.early,  # the frontier is drawn while the rest is computed
     )
-    errors = validate_summary(summary)
-    if errors:  # a bug, not bad input: never write a summary that breaks its contract
-        raise RuntimeError("summary.json violates its schema: " + "; ".join(errors[:3]))
     scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
     ctx = ReportContext(summary, order_records(records, config.specs, config.budgets), scenarios)
+    # drawn, and the summary checked, while the text reports render
+    drawer.draw(ctx, validate_summary)
     outputs: dict[str, str | bytes] = {}
+    errors = None
     for name, render in RENDERERS.items():
         bars.step(f"rendering {name}")
+        if name == "report.html":  # it embeds the plots
+            errors = drawer.into(ctx, lambda: bars.show("report.html: waiting for the plots"))
         if (out := render(ctx)) is not None:  # None: no file (a plot without data)
             outputs[name] = out
-    bars.step("writing")
-    for name, content in outputs.items():
-        bars.show(f"writing {name}")
-        write_atomic(run_dir / name, content)
-    bars.close(f"{len(outputs)} files written")
+    if errors is None:  # not checked in the second process
+        errors = validate_summary(summary)
+    if errors:  # a bug, not bad input: never write a summary that breaks its contract
+        raise RuntimeError("summary.json violates its schema: " + "; ".join(errors[:3]))
+    return outputs

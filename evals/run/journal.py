@@ -41,6 +41,7 @@ LEGACY_RESULTS: Final = "results.jsonl"  # plain lines, as runs wrote them befor
 # gzip's level 6: most of level 9's ratio on these lines at twice its speed
 LEVEL: Final = 6
 _CHUNK: Final = 1 << 20  # bytes of the journal fed to the decompressor at a time
+_METRIC_TYPES: Final = frozenset((int, float, type(None)))
 
 
 def journal_path(run_dir: Path) -> Path:
@@ -209,6 +210,9 @@ def _is_record(record: Any) -> bool:
     if not isinstance(record, dict) or not isinstance(record.get("key"), str):
         return False
     metrics = record.get("metrics")
-    return isinstance(metrics, dict) and all(
-        v is None or (type(v) in (int, float) and math.isfinite(v)) for v in metrics.values()
+    if not isinstance(metrics, dict):
+        return False
+    kinds = set(map(type, metrics.values()))  # numbers or null (not a bool), finite
+    return kinds <= _METRIC_TYPES and (
+        float not in kinds or all(map(math.isfinite, filter(None, metrics.values())))
     )
