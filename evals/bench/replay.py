@@ -95,7 +95,8 @@ def _whole_bytes(records: Sequence[dict[str, Any]]) -> int:
 def measure_locomo_grid() -> dict[str, Any] | None:
     """``make eval-locomo`` as it runs (both imports, both evals, 2 workers),
     and of the replay grid: the cells alone, the journal's size against the
-    whole records', and the time to read the journal and write the reports."""
+    whole records', and the time to read the journal and write the reports (as
+    the eval does both: a replay's cache figures summed from their columns)."""
     if not LOCOMO.exists():
         log(f"LoCoMo is not at {LOCOMO}: no replay grid figure")
         return None
@@ -114,18 +115,21 @@ def measure_locomo_grid() -> dict[str, Any] | None:
         eval_s, run_dir = timed(
             lambda: evaluate(config.source, out_root=root / "eval", jobs=WORKERS, resume=False)
         )
+        # as the eval runs them: its reports read a replay's figures from the columns
         log("the cells alone, then the journal read and the reports written again")
         cells_s, cells = timed(
-            lambda: len(run_cells(config, root / "cells", jobs=WORKERS, executor="process"))
+            lambda: len(
+                run_cells(config, root / "cells", jobs=WORKERS, executor="process", whole=False)
+            )
         )
         journal = run_dir / RESULTS
-        read_s, records = timed(lambda: read_results(journal))
+        read_s, records = timed(lambda: read_results(journal, whole=False))
         info = orjson.loads((run_dir / "summary.json").read_bytes())["manifest"]
         (root / "again").mkdir()
         report_s, _ = timed(
             lambda: write_reports(config, records, info, root / "again", "process", WORKERS)
         )
-        compact, whole = journal.stat().st_size, _whole_bytes(records)
+        compact, whole = journal.stat().st_size, _whole_bytes(read_results(journal))
         log("the cache-aware target, from the eval's run")
         cache_aware = measure_cache_aware(run_dir, config.suites)
     pricings = cells * len(config.cache_profiles) * len(config.static_prefix_tokens)
