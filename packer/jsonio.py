@@ -196,15 +196,20 @@ def _plain(value: float) -> float:
     return value
 
 
+# values the walk returns as they are, told by exact type (a subclass takes the
+# walk's own checks): most of a record, passed over without a call each
+_LEAVES: Final = frozenset({str, int, bool, type(None)})
+
+
 def _walk(value: Any, mark: Callable[[float], float]) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"non-finite float {value!r} cannot be written as JSON")
         return mark(round_float(value))
     if isinstance(value, dict):
-        return {k: _walk(v, mark) for k, v in value.items()}
+        return {k: v if type(v) in _LEAVES else _walk(v, mark) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_walk(v, mark) for v in value]
+        return [v if type(v) in _LEAVES else _walk(v, mark) for v in value]
     return value
 
 

@@ -54,14 +54,26 @@ def tag_column(prefix: str) -> str:
     return prefix.rstrip(":-_/ ") or prefix
 
 
+class Ordered(list[dict[str, Any]]):
+    """Records :func:`order_records` put in order, and the order they are in:
+    ordered again the same way, they are returned as they are."""
+
+    def __init__(self, records: list[dict[str, Any]], by: tuple[Any, ...]) -> None:
+        super().__init__(records)
+        self.by = by
+
+
 def order_records(
     records: Sequence[dict[str, Any]], specs: Sequence[str], budgets: Sequence[Any]
 ) -> list[dict[str, Any]]:
     """Records in cell-key order: suite, scenario, turn, then the config's spec
     and budget order. Executors finish in any order; reports never do."""
+    by = (tuple(specs), tuple(str(b) for b in budgets))
+    if isinstance(records, Ordered) and records.by == by:
+        return records
     spec_at = {s: i for i, s in enumerate(specs)}
-    budget_at = {str(b): i for i, b in enumerate(budgets)}
-    return sorted(
+    budget_at = {b: i for i, b in enumerate(by[1])}
+    ordered = sorted(
         records,
         key=lambda r: (
             r["suite"],
@@ -71,6 +83,7 @@ def order_records(
             budget_at[str(r["budget"])],
         ),
     )
+    return Ordered(ordered, by)
 
 
 def cells_frame(

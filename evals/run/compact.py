@@ -77,7 +77,15 @@ def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any],
     out: list[tuple[str, dict[str, Any], bool]] = []
     last: dict[Chain, tuple[int, list[Any]]] = {}
     columns: dict[Chain, dict[str, Any]] = {}
+    rows: dict[Chain, tuple[ChainFigures, list[int], list[int]]] = {}
     for r in records:
+        row = r.pop(CACHE_ROW, None)
+        if row is not None:  # figures already in columns (the runner's, a reader's)
+            held = rows.setdefault(_chain(r), (row[0], [], []))
+            if held[0] is not row[0]:
+                raise ValueError(f"the records of chain {_chain(r)} hold two sets of figures")
+            held[1].append(r["turn"])
+            held[2].append(row[1])
         if "segments" in r:
             chain = _chain(r)
             segments = r.pop("segments")
@@ -93,6 +101,10 @@ def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any],
             if "cache" in r:
                 _add_columns(columns.setdefault(chain, {"turns": []}), r)
         out.append((r["key"], r, True))
+    for chain, (figures, turns, picked) in rows.items():
+        if chain in columns:
+            raise ValueError(f"the records of chain {chain} hold figures in two forms")
+        columns[chain] = figures.columns_of(turns, picked)
     for chain, cols in columns.items():
         key = chain_key(*chain)
         out.append((key, {"key": key, CHAIN_COLUMNS: _prepared(cols)}, False))
@@ -245,6 +257,27 @@ class ChainFigures:
     ) -> None:
         self.columns = columns
         self.placed = placed  # the chain's records carry cache_placements (maybe empty)
+
+    def columns_of(self, turns: list[int], picked: list[int]) -> dict[str, Any]:
+        """The chain's line of columns (before :func:`_prepared`) for its records
+        of ``turns``, whose rows are ``picked``."""
+        cols: dict[str, Any] = {"turns": turns, "cache": {}}
+        if self.placed:
+            cols["cache_placements"] = {}
+        every = picked == list(range(len(picked)))
+        for (placement, profile, static), lists in self.columns.items():
+            chosen = (
+                lists
+                if every and all(len(v) == len(picked) for v in lists)
+                else tuple([v[i] for i in picked] for v in lists)
+            )
+            section = (
+                cols["cache"]
+                if placement is None
+                else cols["cache_placements"].setdefault(placement, {})
+            )
+            section.setdefault(profile, {})[static] = dict(zip(FIGURES, chosen, strict=True))
+        return cols
 
     def spread(self, rows: Sequence[dict[str, Any]]) -> None:
         """Each row's ``cache`` and ``cache_placements``, as the runner made them."""

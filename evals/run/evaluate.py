@@ -200,7 +200,10 @@ def evaluate(
     start_packers(config.packers, argv, packer_timeout, executor, jobs)
     # On a terminal only (never a CI log): the cells, then each step of the reports.
     bars = EvalProgress(REPORT_STEPS, sys.stderr, enabled=progress and sys.stderr.isatty())
-    with owned(run_dir), bars:  # one run per folder; INCOMPLETE until every report is written
+    # One run per folder, INCOMPLETE until every report is written. The records
+    # are millions of acyclic objects: the cyclic collector, resumed while they
+    # live, would scan each of them for nothing, so it waits until they are gone.
+    with owned(run_dir), bars, cyclic_gc_paused():
         try:
             records = run_cells(
                 config,
@@ -216,9 +219,9 @@ def evaluate(
             )
         except WorkerDied as exc:
             raise exc.left(run_dir) from None
-        with cyclic_gc_paused():  # the records are acyclic; collections would rescan them
-            info = {**info, "run_id": run_id}
-            write_reports(config, records, info, run_dir, executor, jobs, bars)
+        info = {**info, "run_id": run_id}
+        write_reports(config, records, info, run_dir, executor, jobs, bars)
+        del records
     switch_latest(run_dir.parent, run_dir)  # only a complete run becomes latest
     if keep is not None:
         prune(run_dir.parent, keep)
@@ -260,6 +263,7 @@ def _render(
     drew them)."""
     labels = config.labels
     bars.step("computing the summary statistics")
+    records = order_records(records, config.specs, config.budgets)  # once, for every report
     summary = build_report(
         records,
         specs=config.specs,
@@ -279,7 +283,7 @@ def _render(
         replay_ready=drawer.early,  # the frontier is drawn while the rest is computed
     )
     scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
-    ctx = ReportContext(summary, order_records(records, config.specs, config.budgets), scenarios)
+    ctx = ReportContext(summary, records, scenarios)
     # drawn, and the summary checked, while the text reports render
     drawer.draw(ctx, validate_summary)
     outputs: dict[str, str | bytes] = {}

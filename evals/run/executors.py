@@ -9,6 +9,7 @@ which says how it died; the batches written before stay for ``--resume``.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -56,6 +57,7 @@ def _worker_init(parent: int) -> None:
     """In each pool worker: stop with the parent (a ``kill -9`` of the eval must
     not leave workers, or their packers, holding the caller's stdout), and leave
     Ctrl-C to the parent, which prints one line instead of a traceback per worker."""
+    gc.enable()  # forked from an eval that pauses it while its records live
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
     die_with_parent(signal.SIGTERM)

@@ -32,12 +32,14 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
-from packproof.evals.metrics.cache.model import Profile, Prompts, Step, price_prompts
+from packproof.evals.metrics.cache.columns import price_columns
+from packproof.evals.metrics.cache.model import Profile, Prompts, Step
 from packproof.evals.metrics.stability import kept_prefix
+from packproof.evals.run.compact import CACHE_ROW, ChainFigures
 from packproof.evals.scenarios.format import Scenario
 from packproof.packer.cacheaware import PreviousPack
 from packproof.packer.errors import InputError
-from packproof.packer.jsonio import round_float
+from packproof.packer.jsonio import round_floats
 from packproof.packer.model import Items
 from packproof.packer.tokens import count_tokens
 
@@ -65,6 +67,8 @@ PACK: Final = "_pack"  # the runner's private field: (id, tokens) in pack order
 BREAKPOINTS: Final = "_breakpoints"  # the runner's private field: the pack's suggestion
 
 Pack = Sequence[tuple[str, int]]
+# a chain's figures: per (placement or None, profile, static prefix) its columns
+Columns_ = dict[tuple[str | None, str, str], tuple[list[Any], ...]]
 # The breakpoints a caller would place, besides the profile's default:
 # after the static prefix, the pack's stable end and its end; or the first two.
 PLACEMENTS: Final = ("static+stable+end", "static+stable")
@@ -121,10 +125,14 @@ def finish(
     profiles: Mapping[str, Profile],
     static_prefix_tokens: Sequence[int],
     previous: Mapping[tuple[str, str], Pack] | None = None,
+    whole: bool = True,
 ) -> None:
     """Annotate ``records`` (one task's, in turn order) in place and drop their
     ``_pack``. ``previous`` holds the packs of the turn before the task's first,
-    by (spec, budget), when the task does not start the scenario."""
+    by (spec, budget), when the task does not start the scenario. Without
+    ``whole``, a priced record carries its row of its chain's figures
+    (``CACHE_ROW``, as the journal's reader gives it) for ``cache`` and
+    ``cache_placements``, which the journal writes as columns as they are."""
     last: dict[tuple[str, str], Pack] = dict(previous or {})
     replay = scenario.replay
     chains: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -163,7 +171,14 @@ def finish(
         del record[PACK]
         record.pop(BREAKPOINTS, None)
     for chain_records in chains.values():
-        _price(scenario, chain_records, profiles, static_prefix_tokens)
+        figures = _price(scenario, chain_records, profiles, static_prefix_tokens)
+        if whole:
+            figures.spread(chain_records)
+            for r in chain_records:
+                r.setdefault("cache", {})
+        else:
+            for i, r in enumerate(chain_records):
+                r[CACHE_ROW] = (figures, i)
 
 
 def _price(
@@ -171,12 +186,13 @@ def _price(
     records: Sequence[dict[str, Any]],
     profiles: Mapping[str, Profile],
     static_prefix_tokens: Sequence[int],
-) -> None:
-    """Each record's ``cache``: its step priced under every profile and static
-    prefix size, as one chain in turn order, with the default breakpoints. When
-    the chain's packs suggest breakpoints (cache-aware specs), also its
-    ``cache_placements``: the same under each of :data:`PLACEMENTS`, for the
-    profiles where a caller places breakpoints (:func:`placed_profiles`)."""
+) -> ChainFigures:
+    """A chain's figures (its records in turn order): each step priced under
+    every profile and static prefix size, as one chain, with the default
+    breakpoints (a record's ``cache``). When the chain's packs suggest
+    breakpoints (cache-aware specs), also under each of :data:`PLACEMENTS`, for
+    the profiles where a caller places breakpoints (:func:`placed_profiles`; a
+    record's ``cache_placements``)."""
     for r in records:
         if not r["segments"] and not r["probe"]:
             raise InputError(
@@ -185,13 +201,10 @@ def _price(
                 "(a fresh_tail.max_tokens cap can leave it out)",
                 source=f"scenario {scenario.id} ({scenario.file})",
             )
-        r["cache"] = {}
     placed = placed_profiles(profiles)
     if not any(r.get("breakpoints") is not None for r in records):
         placed = {}
-    for r in records:
-        if placed:
-            r["cache_placements"] = {name: {} for name in PLACEMENTS}
+    columns: Columns_ = {}
     for static in static_prefix_tokens:
         head = [(STATIC_ID, static)] if static else []
         segments = [
@@ -202,19 +215,14 @@ def _price(
             Step(r["t"], s, len(head), r["probe"]) for r, s in zip(records, segments, strict=True)
         ]
         prompts = Prompts.of(steps)  # encoded once, priced under each profile and placement
-        _store(records, "cache", static, profiles, prompts)
+        _store(columns, None, static, profiles, prompts)
         for placement in PLACEMENTS if placed else ():
             marks = [
                 placement_breakpoints(placement, len(head), len(r["segments"]), r["breakpoints"])
                 for r in records
             ]
-            _store(
-                [r["cache_placements"][placement] for r in records],
-                None,
-                static,
-                placed,
-                prompts.placed(marks),
-            )
+            _store(columns, placement, static, placed, prompts.placed(marks))
+    return ChainFigures(columns, bool(placed))
 
 
 def placed_profiles(profiles: Mapping[str, Profile]) -> dict[str, Profile]:
@@ -245,27 +253,16 @@ def placement_breakpoints(
 
 
 def _store(
-    records: Sequence[dict[str, Any]],
-    field: str | None,
+    columns: Columns_,
+    placement: str | None,
     static: int,
     profiles: Mapping[str, Profile],
     prompts: Prompts,
 ) -> None:
-    """Each step's figures under each profile, as ``record[field][profile][static]``
-    (``record[profile][static]`` when ``field`` is None)."""
+    """The chain's figures under each profile, as the columns of
+    ``(placement, profile, static)``: cached, written, uncached, cost (rounded
+    as JSON writes it)."""
     key = str(static)
-    into = records if field is None else [r[field] for r in records]
-    for name, profile in profiles.items():
-        for r, (cached, written, uncached, cost, *_) in zip(
-            into, price_prompts(prompts, profile), strict=True
-        ):
-            figures = {
-                "cached": cached,
-                "written": written,
-                "uncached": uncached,
-                "cost": round_float(cost),
-            }
-            if name in r:
-                r[name][key] = figures
-            else:
-                r[name] = {key: figures}
+    for name, priced in price_columns(prompts, profiles).items():
+        cost: list[float] = round_floats(priced.cost).tolist()
+        columns[placement, name, key] = (priced.cached, priced.written, priced.uncached, cost)

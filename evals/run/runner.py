@@ -149,15 +149,15 @@ def run_task(
     profiles: Sequence[tuple[str, Profile]] = (),
     static_prefix_tokens: Sequence[int] = (0,),
     packers: Mapping[str, NamedPacker] | None = None,
+    whole: bool = True,
 ) -> list[dict[str, Any]]:
-    """Every cell of a task's turns, as records (pure: same inputs, same
-    records, apart from ``latency_ms``). With ``packer`` (an external command),
-    every spec's packs come from that program, and a spec in ``packers`` (a
-    named packer) has its packs from its own; either way they are judged by the
-    same metrics. With
-    ``token_counter``, every item is recounted with that counter. A replay's
-    steps are priced under ``profiles`` with each static prefix size
-    (:func:`packproof.evals.run.replay.finish`)."""
+    """Every cell of a task's turns, as records (pure: same inputs, same records,
+    apart from ``latency_ms``). With ``packer`` (an external command), every
+    spec's packs come from that program, and a spec in ``packers`` (a named
+    packer) has its packs from its own; either way they are judged by the same
+    metrics. With ``token_counter``, every item is recounted with that counter.
+    A replay's steps are priced under ``profiles`` with each static prefix size
+    (:func:`packproof.evals.run.replay.finish`, which ``whole`` is passed)."""
     records: list[dict[str, Any]] = []
     strategies = [Configured.of(s, packers or {}, packer, timeout) for s in (task.specs or specs)]
     first = task.turns[0]
@@ -172,7 +172,7 @@ def run_task(
             done = _run_turn(task, k, base, recounted, strategies, budgets, chains, citations)
             (records if k >= first else before).extend(done)
         previous = {(r["spec"], str(r["budget"])): r[PACK] for r in before if r["status"] == "ok"}
-        finish(task.scenario, records, dict(profiles), static_prefix_tokens, previous)
+        finish(task.scenario, records, dict(profiles), static_prefix_tokens, previous, whole)
     return records
 
 
@@ -371,8 +371,7 @@ def _run_into(
             for b in config.budgets
         )
     ]
-    # Longest first (a replay is one task of all its turns), so that no worker
-    # starts a long conversation last while the others sit idle.
+    # Longest first (a replay is one task): no worker starts a long one last.
     work.sort(key=lambda t: len(t.turns), reverse=True)
     # Progress is in cells (records) of the whole grid, from those a resume kept.
     written = len(done)
@@ -383,8 +382,7 @@ def _run_into(
         for batch in execute(fn, work):
             written += batch.write(sink, finished, plain)
             progress(written, len(grid))
-    # Reports read the records as written, so they are a function of the file
-    # alone: a resumed run and an uninterrupted one report the same bytes.
+    # Reports read the file as written: a resumed run reports what a whole one does.
     return read_results(results, whole=whole)
 
 
@@ -402,18 +400,21 @@ class _TaskRunner:
     packers: tuple[tuple[str, NamedPacker], ...] = ()
 
     def __call__(self, task: Task) -> Batch:
-        """The task's records as the journal stores them (compact and gzipped
-        where they were made, so they never travel between processes as
-        objects: a replay's run to hundreds of megabytes)."""
-        records = run_task(
-            task,
-            self.specs,
-            self.budgets,
-            self.packer,
-            self.timeout,
-            self.token_counter,
-            self.profiles,
-            self.static_prefix_tokens,
-            dict(self.packers),
-        )
-        return Batch.of(records)
+        """The task's records as the journal stores them, made here (as objects, a
+        replay's run to hundreds of megabytes); the collector paused until they are gone."""
+        with cyclic_gc_paused():  # records hold no cycles: resumed, it would scan each
+            batch = Batch.of(
+                run_task(
+                    task,
+                    self.specs,
+                    self.budgets,
+                    self.packer,
+                    self.timeout,
+                    self.token_counter,
+                    self.profiles,
+                    self.static_prefix_tokens,
+                    dict(self.packers),
+                    whole=False,
+                )
+            )
+        return batch

@@ -74,6 +74,35 @@ def test_records_read_back_exactly_as_the_runner_made_them(tmp_path: Path) -> No
     assert [dumps(r) for r in back] == [dumps(r) for r in made]
 
 
+def test_figures_kept_in_columns_are_journaled_as_whole_records_are(tmp_path: Path) -> None:
+    # the workers' records carry their chain's figures as columns (CACHE_ROW):
+    # the journal's bytes are those of the same records made whole
+    path = _config(tmp_path, SPECS, EXTRA)
+    config = load_config(path)
+    profiles = tuple(config.cache_profiles.items())
+    for task in tasks(config):
+        rows = run_task(
+            task,
+            config.specs,
+            config.budgets,
+            profiles=profiles,
+            static_prefix_tokens=config.static_prefix_tokens,
+            whole=False,
+        )
+        whole = copy.deepcopy(rows)
+        chains: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
+        for r in whole:
+            if CACHE_ROW in r:
+                figures, i = r.pop(CACHE_ROW)
+                chains.setdefault(id(figures), (figures, []))[1].append(r)
+                assert i == len(chains[id(figures)][1]) - 1
+        assert chains
+        for figures, records in chains.values():
+            figures.spread(records)
+        assert all("cache" in r for _, records in chains.values() for r in records)
+        assert Batch.of(rows).member == Batch.of(whole).member
+
+
 def test_a_pack_is_stored_as_what_changed_and_figures_once_per_chain(tmp_path: Path) -> None:
     batches = _records(tmp_path)
     lines = _lines(_journal(tmp_path, batches))

@@ -391,8 +391,8 @@ def test_each_placement_a_caller_would_choose_is_priced_by_hand() -> None:
     profiles = {name: shipped[name] for name in ("anthropic", "openai")}
     scenario: Any = SimpleNamespace(id="hand", file="hand.yaml")
     placed, plain = _chain(True), _chain(False)
-    _price(scenario, placed, profiles, [0, 2000])
-    _price(scenario, plain, profiles, [0, 2000])
+    _price(scenario, placed, profiles, [0, 2000]).spread(placed)
+    _price(scenario, plain, profiles, [0, 2000]).spread(plain)
     # the default placement's figures are those of a chain without suggestions
     assert [r["cache"] for r in placed] == [r["cache"] for r in plain]
     assert all("cache_placements" not in r for r in plain)  # one placement: the default
