@@ -115,7 +115,17 @@ def paired(
 
 def clustered(clusters: np.ndarray) -> bool:
     """Whether cells cluster: some cluster holds more than one of them."""
-    return len(np.unique(clusters)) < len(clusters)
+    return int(_cluster_index(clusters).max(initial=-1)) + 1 < len(clusters)
+
+
+def _cluster_index(clusters: np.ndarray) -> np.ndarray:
+    """Each cell's cluster as its index among the sorted distinct clusters:
+    ``np.unique(clusters, return_inverse=True)[1]``, hashed rather than sorted
+    (a report asks it of a few thousand cells in a handful of clusters, often)."""
+    import pandas as pd
+
+    codes, _ = pd.factorize(clusters, sort=True, use_na_sentinel=False)
+    return np.asarray(codes, dtype=np.intp)
 
 
 def cluster_ci(
@@ -127,7 +137,7 @@ def cluster_ci(
     clusters' sums and sizes, paired). ``n`` counts cells, ``clusters`` clusters."""
     if not len(values):
         return None
-    _, inverse = np.unique(clusters, return_inverse=True)
+    inverse = _cluster_index(clusters)
     sums = np.bincount(inverse, weights=values)
     sizes = np.bincount(inverse).astype(np.float64)
     mean = float(values.mean())
@@ -180,7 +190,7 @@ def cluster_paired(
     diff = a - b
     out = cluster_ci(diff, clusters, resamples, confidence, seed)
     assert out is not None
-    _, inverse = np.unique(clusters, return_inverse=True)
+    inverse = _cluster_index(clusters)
     means = np.bincount(inverse, weights=diff) / np.bincount(inverse)
     if len(means) < 2 or np.all(means == 0):  # one cluster: negating it is no test
         out["p_value"] = 1.0

@@ -30,8 +30,10 @@ __all__ = [
     "LEGACY_RESULTS",
     "RESULTS",
     "Batch",
+    "Reader",
     "gzip_member",
     "journal_path",
+    "open_journal",
     "read_journal",
     "read_results",
 ]
@@ -80,19 +82,23 @@ class Batch(NamedTuple):
             gzip_member(dumpb(obj, prepared=not cell) + b"\n" for _, obj, cell in encoded),
         )
 
-    def write(self, sink: BinaryIO, finished: Set[str], plain: bool = False) -> int:
+    def write(self, sink: BinaryIO, finished: Set[str], plain: bool = False) -> tuple[int, bytes]:
         """Append the lines whose keys are not ``finished`` to ``sink`` (one gzip
-        member, or plain lines when ``plain``) and flush; the cells written."""
+        member, or plain lines when ``plain``) and flush; the cells written, and
+        the text of the lines written (for a :class:`Reader` that follows the file)."""
         member, cells = self.member, self.cells
         if plain or not finished.isdisjoint(self.keys):
             lines = zlib.decompress(member, 31).splitlines(keepends=True)
             kept = [i for i, key in enumerate(self.keys) if key not in finished]
             lines, cells = [lines[i] for i in kept], [cells[i] for i in kept]
-            member = (b"".join(lines) if plain else gzip_member(lines)) if lines else b""
+            text = b"".join(lines)
+            member = (text if plain else gzip_member(lines)) if lines else b""
+        else:
+            text = zlib.decompress(member, 31)
         if member:
             sink.write(member)
             sink.flush()
-        return sum(cells)
+        return sum(cells), text
 
 
 def _members(path: Path, data: bytes) -> tuple[bytes, int]:
@@ -140,8 +146,16 @@ def read_journal(
     journal (cells and chains' columns). Without ``whole``, a replay record's
     cache figures stay in its chain's columns (``compact.CACHE_ROW``), which
     the report sums; every other field is whole."""
+    return open_journal(path, expected).finish(whole)
+
+
+def open_journal(path: Path, expected: Set[str] | None = None) -> Reader:
+    """A :class:`Reader` that has read the journal at ``path`` (as
+    :func:`read_journal` does; none there: nothing), to follow the lines a run
+    then appends."""
+    reader = Reader(path, expected)
     if not path.exists():
-        return [], set()
+        return reader
     try:
         data = path.read_bytes()
         if path.name.endswith(".gz"):
@@ -155,8 +169,8 @@ def read_journal(
                 path.write_bytes(complete + b"\n" if complete else b"")
     except OSError as exc:
         raise InputError("", f"cannot read results: {exc.strerror}", source=str(path)) from None
-    with cyclic_gc_paused():  # millions of acyclic objects: collections scan them for nothing
-        return _records(path, complete, expected, whole)
+    reader.feed(complete)
+    return reader
 
 
 def _parse(line: bytes, source: str) -> Any:
@@ -167,44 +181,65 @@ def _parse(line: bytes, source: str) -> Any:
         return loads(line, source=source)
 
 
-def _records(
-    path: Path, complete: bytes, expected: Set[str] | None, whole: bool
-) -> tuple[list[dict[str, Any]], set[str]]:
-    records = []
-    lines: dict[str, int] = {}
-    decoder = decode(str(path))
-    for n, line in enumerate(complete.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        record = _parse(line, f"{path}:{n}")
-        columns = isinstance(record, dict) and CHAIN_COLUMNS in record
-        if not (columns and isinstance(record.get("key"), str)) and not _is_record(record):
-            raise InputError(
-                f"line {n}",
-                "not a result record (a string key and numeric or null metrics expected)",
-                source=str(path),
-            )
-        key = record["key"]
-        if key in lines:
-            raise InputError(
-                f"line {n}",
-                f"cell {key!r} recorded twice (first on line {lines[key]})",
-                source=str(path),
-            )
-        lines[key] = n
-        if columns:
-            decoder.chain_columns(n, record)
-            continue
-        if expected is not None and key not in expected:
-            raise InputError(
-                f"line {n}",
-                f"cell {key!r} is not in this config's grid (a results file of another run?)",
-                source=str(path),
-            )
-        decoder.record(n, record)
-        records.append(record)
-    decoder.finish(whole)
-    return records, set(lines)
+class Reader:
+    """A journal's records read as its text is fed, a part at a time, in file
+    order (whole lines: what :meth:`Batch.write` wrote, or a file's whole
+    members), so a run's records are read as its tasks finish; :meth:`finish`
+    gives what reading the whole text at once gives (the checks of
+    :func:`read_journal`, each error naming its line)."""
+
+    def __init__(self, path: Path, expected: Set[str] | None = None) -> None:
+        self.path, self.expected = path, expected
+        self.records: list[dict[str, Any]] = []
+        self.lines: dict[str, int] = {}  # every key, and its line
+        self.n = 0  # lines read
+        self.decoder = decode(str(path))
+
+    def feed(self, text: bytes) -> None:
+        path, lines, expected, decoder = self.path, self.lines, self.expected, self.decoder
+        parts = text.split(b"\n")
+        if parts and not parts[-1]:  # the newline that ends the last line
+            parts.pop()
+        with cyclic_gc_paused():  # millions of acyclic objects: collections scan them for nothing
+            for n, line in enumerate(parts, self.n + 1):
+                if not line.strip():
+                    continue
+                record = _parse(line, f"{path}:{n}")
+                columns = isinstance(record, dict) and CHAIN_COLUMNS in record
+                if not (columns and isinstance(record.get("key"), str)) and not _is_record(record):
+                    raise InputError(
+                        f"line {n}",
+                        "not a result record (a string key and numeric or null metrics expected)",
+                        source=str(path),
+                    )
+                key = record["key"]
+                if key in lines:
+                    raise InputError(
+                        f"line {n}",
+                        f"cell {key!r} recorded twice (first on line {lines[key]})",
+                        source=str(path),
+                    )
+                lines[key] = n
+                if columns:
+                    decoder.chain_columns(n, record)
+                    continue
+                if expected is not None and key not in expected:
+                    raise InputError(
+                        f"line {n}",
+                        f"cell {key!r} is not in this config's grid (a results file of another "
+                        "run?)",
+                        source=str(path),
+                    )
+                decoder.record(n, record)
+                self.records.append(record)
+        self.n += len(parts)
+
+    def finish(self, whole: bool = True) -> tuple[list[dict[str, Any]], set[str]]:
+        """Every record (replay figures spread, or left in columns: ``whole``)
+        and every key."""
+        with cyclic_gc_paused():
+            self.decoder.finish(whole)
+        return self.records, set(self.lines)
 
 
 def _is_record(record: Any) -> bool:

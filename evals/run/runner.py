@@ -4,9 +4,9 @@ A cell (one turn of one scenario, one spec, one budget) is a pure function of
 its inputs returning a record. Work is shipped per (scenario, turn): its request
 is parsed once and packed under every spec and budget from the same item table,
 so tokenisation and term statistics are paid once and an extra strategy costs
-only its scoring. Records stream to ``results.jsonl`` as tasks finish (one line
-each, flushed): an interrupted run resumes with nothing lost. Reports sort records
-by cell key: they do not depend on the executor or the finishing order."""
+only its scoring. Records stream to the journal as tasks finish (journal.py): an
+interrupted run resumes with nothing lost. Reports sort records by cell key:
+they do not depend on the executor or the finishing order."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ from packproof.evals.run.journal import (
     LEGACY_RESULTS,
     RESULTS,
     Batch,
+    Reader,
     journal_path,
-    read_journal,
-    read_results,
+    open_journal,
 )
 from packproof.evals.run.judge import failed_cell, judged, traced
 from packproof.evals.run.packers import Configured, NamedPacker, start_packers
@@ -61,8 +61,7 @@ class Task:
     specs: tuple[str, ...] | None = None  # None: every spec of the config
 
 
-# Turns per task: a conversation's items are parsed and counted once per task,
-# and tasks stay small enough to share out between workers and to resume.
+# Turns per task: items are parsed once per task; tasks small enough to share out.
 TURNS_PER_TASK: Final = 32
 
 
@@ -314,7 +313,7 @@ def run_cells(
     whole: bool = True,
 ) -> list[dict[str, Any]]:
     """Run every cell not yet in the run's journal (``out_dir/results.jsonl.gz``);
-    return all records, read back from it (``whole``: see ``read_results``).
+    return all records, read from its lines as written (``whole``: see ``read_journal``).
     The executor is set up (a Dask scheduler reached) and every packer command
     started before the run directory is touched, so a failure there never costs
     earlier results. The packers this process started are ended when the cells
@@ -357,7 +356,8 @@ def _run_into(
         for s in t.specs or config.specs
         for b in config.budgets
     }
-    done, finished = read_journal(results, grid) if resume else ([], set())
+    reader = open_journal(results, grid) if resume else Reader(results)  # follows the file
+    finished = set(reader.lines)
     if not resume:
         for old in (results, out_dir / LEGACY_RESULTS):
             old.unlink(missing_ok=True)
@@ -373,17 +373,17 @@ def _run_into(
     ]
     # Longest first (a replay is one task): no worker starts a long one last.
     work.sort(key=lambda t: len(t.turns), reverse=True)
-    # Progress is in cells (records) of the whole grid, from those a resume kept.
-    written = len(done)
+    written = len(reader.records)  # progress counts cells of the grid, a resume's kept too
     progress = progress or (lambda done, total: None)
     progress(written, len(grid))
     plain = results.name == LEGACY_RESULTS  # resuming a run that wrote plain lines
     with results.open("ab") as sink:
         for batch in execute(fn, work):
-            written += batch.write(sink, finished, plain)
+            cells, text = batch.write(sink, finished, plain)
+            written += cells
             progress(written, len(grid))
-    # Reports read the file as written: a resumed run reports what a whole one does.
-    return read_results(results, whole=whole)
+            reader.feed(text)
+    return reader.finish(whole)[0]  # the file's lines: a resumed run reports as a whole one
 
 
 @dataclass(frozen=True)

@@ -202,10 +202,42 @@ def test_a_resumed_batch_writes_only_what_the_journal_lacks(tmp_path: Path) -> N
     path = tmp_path / "results.jsonl.gz"
     with path.open("wb") as sink:
         sink.write(gzip_member(lines[:half]))
-        written = Batch.of(copy.deepcopy(batches[0])).write(sink, finished)
-    assert written == len(batches[0]) - half
+        sink.flush()
+        reader = journal.open_journal(path)  # a resume's reader follows what it appends
+        written, text = Batch.of(copy.deepcopy(batches[0])).write(sink, finished)
+        reader.feed(text)
+    assert written == len(batches[0]) - half and text == b"".join(lines[half:])
     back = read_results(path)
     assert [dumps(r) for r in back] == [dumps(r) for r in batches[0]]
+    followed, keys = reader.finish()
+    assert [dumps(r) for r in followed] == [dumps(r) for r in back]
+    assert keys == journal.read_journal(path)[1]
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_reader_fed_each_batch_as_written_reads_what_the_file_holds(
+    tmp_path: Path, whole: bool
+) -> None:
+    batches = _records(tmp_path)
+    path = tmp_path / "results.jsonl.gz"
+    reader = journal.Reader(path)
+    with path.open("wb") as sink:
+        for batch in batches:
+            reader.feed(Batch.of(copy.deepcopy(batch)).write(sink, set())[1])
+    followed, keys = reader.finish(whole)
+    back, file_keys = journal.read_journal(path, whole=whole)
+    assert keys == file_keys and len(followed) == len(back) == sum(map(len, batches))
+    if whole:
+        assert [dumps(r) for r in followed] == [dumps(r) for r in back]
+    else:  # the figures stay in their chains' columns: the same rows of the same values
+        for a, b in zip(followed, back, strict=True):
+            assert {k: v for k, v in a.items() if k != CACHE_ROW} == {
+                k: v for k, v in b.items() if k != CACHE_ROW
+            }
+            assert (CACHE_ROW in a) == (CACHE_ROW in b)
+            if CACHE_ROW in a:
+                assert a[CACHE_ROW][1] == b[CACHE_ROW][1]
+                assert a[CACHE_ROW][0].columns == b[CACHE_ROW][0].columns
 
 
 def test_a_report_sums_the_columns_as_it_sums_whole_records(tmp_path: Path) -> None:
