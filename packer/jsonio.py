@@ -43,6 +43,7 @@ __all__ = [
     "loads",
     "mark_float_list",
     "mark_floats",
+    "prepare",
     "round_float",
     "round_floats",
     "significant",
@@ -211,6 +212,13 @@ def _walk(value: Any, mark: Callable[[float], float]) -> Any:
     if isinstance(value, list | tuple):
         return [v if type(v) in _LEAVES else _walk(v, mark) for v in value]
     return value
+
+
+def prepare(value: Any) -> Any:
+    """A copy of ``value`` fit for ``dumps(prepared=True)``: floats rounded as
+    :func:`canonical` rounds them and marked as :func:`mark_floats` marks them
+    (the walk :func:`dumps` does otherwise)."""
+    return _walk(value, _mark)
 
 
 def significant(value: Any, digits: int = 10) -> Any:

@@ -23,7 +23,7 @@ import orjson
 
 from packproof.evals.run.compact import CHAIN_COLUMNS, decode, encode
 from packproof.packer.errors import InputError
-from packproof.packer.jsonio import dumpb, loads
+from packproof.packer.jsonio import dumpb, loads, prepare
 from packproof.packer.result import cyclic_gc_paused
 
 __all__ = [
@@ -45,6 +45,10 @@ LEGACY_RESULTS: Final = "results.jsonl"  # plain lines, as runs wrote them befor
 LEVEL: Final = 4
 _CHUNK: Final = 1 << 20  # bytes of the journal fed to the decompressor at a time
 _METRIC_TYPES: Final = frozenset((int, float, type(None)))
+# A record's fields that hold no float, whatever the packer: ids (strings, of the
+# turn's item table) and token counts (its ints), and the scenario's tags.
+_NO_FLOATS: Final = frozenset(("selected", "segments", "pack_delta", "tags"))
+_PLAIN: Final = frozenset((str, int, bool, type(None)))  # values written as they are
 
 
 def journal_path(run_dir: Path) -> Path:
@@ -79,7 +83,10 @@ class Batch(NamedTuple):
             [key for key, _, _ in encoded],
             [cell for _, _, cell in encoded],
             # a chain's columns are prepared (compact.encode): no walk over their numbers
-            gzip_member(dumpb(obj, prepared=not cell) + b"\n" for _, obj, cell in encoded),
+            gzip_member(
+                dumpb(_prepared(obj) if cell else obj, prepared=True) + b"\n"
+                for _, obj, cell in encoded
+            ),
         )
 
     def write(self, sink: BinaryIO, finished: Set[str], plain: bool = False) -> tuple[int, bytes]:
@@ -99,6 +106,13 @@ class Batch(NamedTuple):
             sink.write(member)
             sink.flush()
         return sum(cells), text
+
+
+def _prepared(record: dict[str, Any]) -> dict[str, Any]:
+    """A record fit for ``dumpb(prepared=True)``: its floats rounded and marked,
+    with no walk over the fields that hold none (:data:`_NO_FLOATS`), most of a
+    replay record's values."""
+    return {k: v if k in _NO_FLOATS or type(v) in _PLAIN else prepare(v) for k, v in record.items()}
 
 
 def _members(path: Path, data: bytes) -> tuple[bytes, int]:

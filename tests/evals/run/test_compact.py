@@ -103,6 +103,19 @@ def test_figures_kept_in_columns_are_journaled_as_whole_records_are(tmp_path: Pa
         assert Batch.of(rows).member == Batch.of(whole).member
 
 
+def test_a_journal_line_is_the_canonical_json_of_its_record(tmp_path: Path) -> None:
+    # Batch.of leaves the fields that hold no float unwalked: each line is still
+    # what the canonical encoder writes of the record (floats rounded and marked)
+    for batch in _records(tmp_path):
+        for r in batch:  # floats orjson would write otherwise than json does
+            r["metrics"]["tail_retention"] = 1.5e-05
+            r["latency_ms"] = 0.1234567891234
+        lines = zlib.decompress(Batch.of(copy.deepcopy(batch)).member, 31).splitlines()
+        encoded = journal.encode(copy.deepcopy(batch))
+        assert lines == [dumps(obj).encode() for _, obj, _ in encoded]
+        assert b"1.5e-05" in lines[0] and b"0.123456789," in lines[0]
+
+
 def test_a_pack_is_stored_as_what_changed_and_figures_once_per_chain(tmp_path: Path) -> None:
     batches = _records(tmp_path)
     lines = _lines(_journal(tmp_path, batches))
