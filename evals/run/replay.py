@@ -56,10 +56,11 @@ __all__ = [
     "previous_pack",
 ]
 
-# Segment ids of the static prefix and of a probe's question. Segment identity
-# only matters between prompts of one chain, where the static prefix is always
-# first and a question always last and never stored, so no item id can be
-# confused with either.
+# Segment ids of the static prefix (as a chain priced from steps names it; a
+# replay's prefix is put first by Prompts.headed, a segment no step has) and of
+# a probe's question. Segment identity only matters between prompts of one
+# chain, where a question is always last and never stored, so no item id can be
+# confused with it.
 STATIC_ID: Final = "<static>"
 QUESTION_ID: Final = "<question>"
 PACK: Final = "_pack"  # the runner's private field: (id, tokens) in pack order
@@ -205,20 +206,24 @@ def _price(
     if not any(r.get("breakpoints") is not None for r in records):
         placed = {}
     columns: Columns_ = {}
+    # encoded once (with a static prefix: the same, the prefix put first), then
+    # priced under each profile and placement
+    plain = Prompts.of(
+        Step(
+            r["t"],
+            [*r["segments"], *([(QUESTION_ID, r["question_tokens"])] if r["probe"] else [])],
+            0,
+            r["probe"],
+        )
+        for r in records
+    )
     for static in static_prefix_tokens:
-        head = [(STATIC_ID, static)] if static else []
-        segments = [
-            [*head, *r["segments"], *([(QUESTION_ID, r["question_tokens"])] if r["probe"] else [])]
-            for r in records
-        ]
-        steps = [
-            Step(r["t"], s, len(head), r["probe"]) for r, s in zip(records, segments, strict=True)
-        ]
-        prompts = Prompts.of(steps)  # encoded once, priced under each profile and placement
+        head = 1 if static else 0
+        prompts = plain.headed(static) if static else plain
         _store(columns, None, static, profiles, prompts)
         for placement in PLACEMENTS if placed else ():
             marks = [
-                placement_breakpoints(placement, len(head), len(r["segments"]), r["breakpoints"])
+                placement_breakpoints(placement, head, len(r["segments"]), r["breakpoints"])
                 for r in records
             ]
             _store(columns, placement, static, placed, prompts.placed(marks))

@@ -20,6 +20,8 @@ from itertools import accumulate
 from operator import itemgetter
 from typing import NamedTuple
 
+import numpy as np
+
 __all__ = ["CODE_BASE", "Codes", "Prompts", "Step", "code"]
 
 _ID, _TOKENS = itemgetter(0), itemgetter(1)
@@ -169,6 +171,38 @@ class Prompts:
             if not all(type(b) is int and 1 <= b <= n for b in given):
                 raise ValueError(f"breakpoints must be segment counts from 1 to {n}, not {given!r}")
             out.breakpoints.append(tuple(sorted(set(given))))
+        return out
+
+    def headed(self, tokens: int) -> Prompts:
+        """A whole chain's steps each with one more segment first: a static
+        prefix of ``tokens`` (``static_segments`` 1), a segment no step has.
+        Priced as the steps encoded with it are (tested): its code is one no
+        id of the chain has, numbered last rather than first (the pricer reads
+        only which codes are equal, never their order), so the steps' own codes
+        are kept. The breakpoints are the default; :meth:`placed` gives others."""
+        codes = Codes(self._codes)
+        key = "<static prefix>"
+        while key in codes:  # (an id of the chain)
+            key += "'"
+        head = codes[key]
+        out = Prompts(codes)
+        steps = len(self.codes)
+        cum = np.frombuffer(self.cum, dtype=np.int64)
+        start = np.frombuffer(self.start, dtype=np.int64) + np.arange(steps, dtype=np.int64)
+        headed = np.empty(len(cum) + steps, dtype=np.int64)
+        zero = np.zeros(len(headed), dtype=bool)
+        zero[start] = True
+        headed[zero] = 0
+        if tokens and len(cum) and int(cum.max()) > np.iinfo(np.int64).max - tokens:
+            raise ValueError("a prompt of 2**63 tokens or more")
+        headed[~zero] = cum + tokens
+        out.last_t, out.t, out.probe = self.last_t, self.t, self.probe
+        out.cum = array("q", headed.tobytes())
+        out.start = array("q", start.tobytes())
+        out.static = array("q", [1] * steps)
+        out.known = array("q", (k + 1 if i else 0 for i, k in enumerate(self.known)))
+        out.codes = [head + codes for codes in self.codes]
+        out.breakpoints = [None] * steps
         return out
 
     def clear(self) -> None:
