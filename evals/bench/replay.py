@@ -49,6 +49,7 @@ from packproof.evals.scenarios.format import Scenario, Turn, load_compiled
 from packproof.packer.files import write_atomic
 from packproof.packer.jsonio import dumpb, dumps
 from packproof.packer.request import parse_request, request_to_json
+from packproof.packer.result import cyclic_gc_paused
 from packproof.packer.text import Analyzer
 
 __all__ = ["chitchat_replay", "main"]
@@ -115,20 +116,22 @@ def measure_locomo_grid() -> dict[str, Any] | None:
         eval_s, run_dir = timed(
             lambda: evaluate(config.source, out_root=root / "eval", jobs=WORKERS, resume=False)
         )
-        # as the eval runs them: its reports read a replay's figures from the columns
-        log("the cells alone, then the journal read and the reports written again")
+        # as the eval runs them: its reports read a replay's figures from the columns,
+        # the cyclic collector paused while the records live
+        log("the cells (their journal read as written), then the journal read and the reports")
         cells_s, cells = timed(
             lambda: len(
                 run_cells(config, root / "cells", jobs=WORKERS, executor="process", whole=False)
             )
         )
         journal = run_dir / RESULTS
-        read_s, records = timed(lambda: read_results(journal, whole=False))
         info = orjson.loads((run_dir / "summary.json").read_bytes())["manifest"]
         (root / "again").mkdir()
-        report_s, _ = timed(
-            lambda: write_reports(config, records, info, root / "again", "process", WORKERS)
-        )
+        with cyclic_gc_paused():
+            read_s, records = timed(lambda: read_results(journal, whole=False))
+            again = partial(write_reports, config, records, info, root / "again", "process")
+            report_s, _ = timed(partial(again, WORKERS))
+            del records, again
         compact, whole = journal.stat().st_size, _whole_bytes(read_results(journal))
         log("the cache-aware target, from the eval's run")
         cache_aware = measure_cache_aware(run_dir, config.suites)

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import numbers
 import platform
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,7 +32,7 @@ from packproof.evals.report.plots.drawer import MIN_CELLS, Drawer
 from packproof.evals.report.renderers import RENDERERS
 from packproof.evals.run import identity
 from packproof.evals.run.config import EvalConfig, load_config
-from packproof.evals.run.executors import WorkerDied, check_executor
+from packproof.evals.run.executors import WorkerDied, check_executor, ships
 from packproof.evals.run.external import close_packers, parse_packer
 from packproof.evals.run.folder import check_out, owned, prune, safe_component, switch_latest
 from packproof.evals.run.identity import command_files, packproof_sha256
@@ -88,6 +91,35 @@ def _require_extra() -> None:
     after the whole grid has run."""
     for module in ("scipy", "tqdm", "matplotlib", "pandas"):
         require(module, "eval", "packproof eval")
+
+
+# What the reports import that the cells do not (about half a second): imported
+# while the workers run the cells, in a thread of this otherwise idle process.
+_REPORT_MODULES: Final = ("pandas", "scipy.stats")
+
+
+def _prefetching(progress: Callable[[int, int], None], idle: bool) -> Callable[[int, int], None]:
+    """``progress``, which, once a task has finished (the workers are started:
+    no fork copies the thread), imports :data:`_REPORT_MODULES` in a thread
+    when this process is ``idle`` meanwhile. Its first call gives the cells a
+    resume kept, before any task."""
+    started, before = not idle, -1
+
+    def counted(done: int, total: int) -> None:
+        nonlocal started, before
+        progress(done, total)
+        if before < 0:
+            before = done
+        elif done > before and not started:
+            started = True
+            threading.Thread(target=_import_all, name="packproof-imports", daemon=True).start()
+
+    return counted
+
+
+def _import_all() -> None:
+    for module in _REPORT_MODULES:
+        importlib.import_module(module)
 
 
 def _sha256(path: Path) -> str:
@@ -212,7 +244,7 @@ def evaluate(
                 executor=executor,
                 resume=resume,
                 scheduler=scheduler,
-                progress=bars,
+                progress=_prefetching(bars, ships(executor, jobs)),
                 packer=argv,
                 timeout=packer_timeout,
                 whole=False,  # the report sums a replay's cache figures from its columns

@@ -202,6 +202,13 @@ def _run_turn(
             ranked = rank(replaced(base, strategy=strategy), reserved)
             rank_seconds = time.perf_counter() - start
             ranked_metrics: dict[str, float | None] = {}
+            # A strategy's named expectations were written for its defaults, and a
+            # spec-keyed one for that parameterisation; "*" ones hold for all.
+            key = (
+                name
+                if configured.is_default
+                else expectation_key(strategy, cache_aware=configured.cache is not None)
+            )
             for budget in budgets:
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
                 req = replaced(base, strategy=strategy, budget_tokens=tokens)
@@ -251,13 +258,6 @@ def _run_turn(
                 # Expectations are written for the scenario's own budget and token
                 # counts; a sweep (of budgets or counters) measures, it does not judge.
                 judged_here = budget == SCENARIO_BUDGET and not recounted
-                # A strategy's named expectations were written for its defaults, and a
-                # spec-keyed one for that parameterisation; "*" ones hold for all.
-                key = (
-                    name
-                    if configured.is_default
-                    else expectation_key(strategy, cache_aware=configured.cache is not None)
-                )
                 applies = turn.expectations(key) if judged_here else []
                 failures = expectation_failures(turn, key, result) if applies else None
                 known = dict(ranked_metrics)
