@@ -17,7 +17,8 @@ message a step 30 s after the one before and a one-hour pause every 200 steps
 (the cache goes cold), then 10 seeded probes; packed by every strategy of the
 grid at 4,096 tokens and priced under every shipped profile with no static
 prefix. One replay is one task (its steps are one chain), so it runs on one
-core: the figure is steps per second of one conversation, pricing included.
+core: the figure is steps per second of one conversation, pricing and the
+journal's encoding included (what a worker does with the task).
 
 Targets are reported, never asserted; no date is written.
 """
@@ -43,7 +44,7 @@ from packproof.evals.bench.pack.corpus import CorpusError, load_corpus, pick_pro
 from packproof.evals.metrics.cache.files import load_profiles
 from packproof.evals.metrics.cache.model import Profile
 from packproof.evals.run.evaluate import evaluate, write_reports
-from packproof.evals.run.journal import RESULTS, read_results
+from packproof.evals.run.journal import RESULTS, Batch, read_results
 from packproof.evals.run.runner import Task, run_cells, run_task
 from packproof.evals.scenarios.format import Scenario, Turn, load_compiled
 from packproof.packer.files import write_atomic
@@ -218,7 +219,11 @@ def _bare_pass(path: Path) -> float:
 
 
 def _replay(task: Task, spec: str, profiles: tuple[tuple[str, Profile], ...]) -> int:
-    return len(run_task(task, [spec], [CHITCHAT_BUDGET], profiles=profiles))
+    """What a worker does with the replay's task: its records made (their cache
+    figures in columns, as an eval keeps them) and encoded as the journal stores them."""
+    with cyclic_gc_paused():
+        records = run_task(task, [spec], [CHITCHAT_BUDGET], profiles=profiles, whole=False)
+        return sum(Batch.of(records).cells)
 
 
 def measure_chitchat(steps: int) -> dict[str, Any] | None:
