@@ -64,6 +64,9 @@ class Answers:
 
     def __init__(self, answers: Sequence[str], items: Items) -> None:
         wanted = [words for words in map(content_words, answers) if words]
+        if not wanted:  # (a replay's step): no recall, no ceiling
+            self._answers, self._contains, self.ceiling = [], np.zeros((0, 0), dtype=bool), None
+            return
         vocabulary = sorted({w for words in wanted for w in words})
         column = {w: i for i, w in enumerate(vocabulary)}
         self._answers = [np.array(sorted(column[w] for w in words)) for words in wanted]
@@ -79,6 +82,8 @@ class Answers:
     def recall(self, included: np.ndarray) -> float | None:
         """The share of the answer's content words in the texts of the packed
         items (``included``: a mask over the items); None without an answer."""
+        if not self._answers:
+            return None
         return self._best(np.logical_or.reduce(self._contains & included, axis=1))
 
     def _best(self, present: np.ndarray) -> float | None:
