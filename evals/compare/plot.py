@@ -29,6 +29,7 @@ from packproof.evals.report.plots.base import (
     wrap,
 )
 from packproof.evals.report.plots.colours import colours_for
+from packproof.evals.report.plots.configdir import ready
 from packproof.evals.report.text import metric_name
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ def _panel(
 
 def compare_figure(cmp: Comparison) -> Any:
     """The forest plot (see the module docstring) as a matplotlib Figure."""
+    ready()  # matplotlib's folders settled before it is imported
     from matplotlib.lines import Line2D
 
     metrics = panel_metrics(cmp)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import importlib.util
 import numbers
 import platform
 import subprocess
@@ -42,7 +43,7 @@ from packproof.evals.run.runner import run_cells, tasks
 from packproof.evals.run.select import Selection, narrow
 from packproof.evals.schemafiles import validator
 from packproof.packer import __version__
-from packproof.packer.errors import InputError, require
+from packproof.packer.errors import InputError, MissingExtraError
 from packproof.packer.files import write_atomic
 from packproof.packer.result import cyclic_gc_paused
 
@@ -88,9 +89,12 @@ def validate_summary(summary: Any) -> list[str]:
 
 def _require_extra() -> None:
     """Checked before any work: a missing plotting library must not surface only
-    after the whole grid has run."""
+    after the whole grid has run. Found, not imported: a large run's plots are
+    drawn in a second process, and the report's modules are imported while the
+    cells run (:func:`_prefetching`)."""
     for module in ("scipy", "tqdm", "matplotlib", "pandas"):
-        require(module, "eval", "packproof eval")
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError("packproof eval", "eval", module)
 
 
 # What the reports import that the cells do not (about half a second): imported

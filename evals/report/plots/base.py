@@ -27,9 +27,10 @@ from packproof.evals.report.model import ReportContext
 from packproof.evals.report.plots.colours import colours_for
 from packproof.evals.report.plots.configdir import ready
 
-# Before anything imports matplotlib (``packproof eval`` checks its extras first):
-# its folders settled, its import quiet (configdir.py says why).
-ready()
+# matplotlib is imported by the first figure or style (ready(): its folders
+# settled and its import quiet first, configdir.py says why), not with this
+# module: a large run's plots are drawn in a second process (drawer.py), and the
+# eval then never imports it.
 
 __all__ = [
     "concentric",
@@ -72,6 +73,7 @@ _WRAP_COST: Final = 0.4
 @contextmanager
 def style() -> Iterator[None]:
     """matplotlib's default style (ignoring any matplotlibrc) plus a few tweaks."""
+    ready()
     import matplotlib as mpl
     import matplotlib.style
 
@@ -96,6 +98,7 @@ def style() -> Iterator[None]:
 
 def figure(width: float, height: float) -> Any:
     """A private figure on an Agg canvas with constrained layout (sizes in inches)."""
+    ready()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

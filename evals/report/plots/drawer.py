@@ -34,6 +34,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Final
 
 from packproof.evals.report.model import ReportContext
+from packproof.evals.report.plots.configdir import ready
 from packproof.evals.report.plots.frontier import frontier
 from packproof.evals.report.plots.latency import latency
 from packproof.evals.report.plots.recall import recall_vs_budget, recall_vs_stability
@@ -81,6 +82,7 @@ def serve(fd: int, parent: int) -> None:
     die_with_parent(signal.SIGKILL)
     if os.getppid() != parent:  # the eval ended before prctl took effect
         return
+    ready()  # matplotlib imported while the eval computes the summary
     conn = Connection(fd)
     made: dict[str, Any] = {}
     try:
