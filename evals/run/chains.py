@@ -6,6 +6,7 @@ own result or an external packer's packproof trace."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from packproof.evals.run.judge import traced
@@ -15,6 +16,8 @@ from packproof.packer.pipeline import PackResult
 from packproof.packer.request import Request
 
 __all__ = ["CacheState", "cache_state"]
+
+_REF = itemgetter(0)  # a pack entry's id
 
 
 class CacheState(NamedTuple):
@@ -33,7 +36,7 @@ def cache_state(
     ``carry_recall`` false the next request gets the stable part, and the recall
     block apart; an external packer's split and breakpoints are read from its
     trace (packproof's own), else its whole pack is the stable part."""
-    ids = [ref for ref, _ in pack]
+    ids = list(map(_REF, pack))
     options = req.cache_aware
     if options is None:
         return CacheState(Link(ids, t), None)

@@ -100,16 +100,24 @@ def previous_pack(
         return None
     link = chains[chain]
     position = items.position
+    table, start = items.base_window()
+    # a step's items are most often the first ones of the conversation's table:
+    # its own id -> position map, read directly, each position checked after
+    lookup = table.position if start == 0 else position
 
     def positions(ids: list[str]) -> np.ndarray:
-        missing = next((ref for ref in ids if ref not in position), None)
-        if missing is not None:
+        try:
+            at = np.array([lookup[ref] for ref in ids], dtype=np.int64)
+        except KeyError:
+            at = None
+        if at is None or (len(at) and int(at.max()) >= len(items)):
+            missing = next(ref for ref in ids if ref not in position)
             raise InputError(
                 "/previous_pack",
                 f"the previous step packed {missing!r}, which this step's items lack "
                 "(a replay step must keep every earlier item)",
             )
-        return np.array([position[ref] for ref in ids], dtype=np.int64)
+        return at
 
     elapsed = None if t is None or link.t is None else t - link.t
     recall = None if link.recall is None else positions(link.recall)
@@ -159,7 +167,7 @@ def finish(
             record["t"] = turn.t
             record["probe"] = turn.probe
             record["breakpoints"] = record.get(BREAKPOINTS)
-            record["segments"] = [list(s) for s in pack]
+            record["segments"] = list(map(list, pack))
             record["prefix_break"] = before is not None and kept[0] < len(before)
             record["kept_prefix_tokens"] = kept[1]
             if turn.probe:
