@@ -26,6 +26,7 @@ Targets are reported, never asserted; no date is written.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -94,8 +95,22 @@ def _whole_bytes(records: Sequence[dict[str, Any]]) -> int:
     return sum(len(dumpb(r)) + 1 for r in records)
 
 
+def _cli_evals(configs: Sequence[Path], out: Path) -> int:
+    """``packproof eval`` on each config in turn, a process each, as the Makefile
+    runs them; how many ran."""
+    for config in configs:
+        argv = [sys.executable, "-m", "packproof", "eval", "--config", str(config)]
+        subprocess.run(
+            [*argv, "--out", str(out / "cli"), "--jobs", str(WORKERS), "-q"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    return len(configs)
+
+
 def measure_locomo_grid() -> dict[str, Any] | None:
-    """``make eval-locomo`` as it runs (both imports, both evals, 2 workers),
+    """``make eval-locomo`` as it runs (both imports, then both evals as the
+    Makefile runs them, a ``packproof eval`` process each, 2 workers),
     and of the replay grid: the cells alone, the journal's size against the
     whole records', and the time to read the journal and write the reports (as
     the eval does both: a replay's cache figures summed from their columns)."""
@@ -134,10 +149,12 @@ def measure_locomo_grid() -> dict[str, Any] | None:
             report_s, _ = timed(partial(again, WORKERS))
             del records, again
         compact, whole = journal.stat().st_size, _whole_bytes(read_results(journal))
+        log("both evals again as the Makefile runs them: `packproof eval`, a process each")
+        cli_s, _ = timed(partial(_cli_evals, [qa_config.source, config.source], root))
         log("the cache-aware target, from the eval's run")
         cache_aware = measure_cache_aware(run_dir, config.suites)
     pricings = cells * len(config.cache_profiles) * len(config.static_prefix_tokens)
-    make_s = qa_import + qa_s + imported + eval_s
+    make_s = qa_import + imported + cli_s
     return {
         "conversations": len(scenarios),
         "steps": steps,
@@ -152,6 +169,7 @@ def measure_locomo_grid() -> dict[str, Any] | None:
         "eval_seconds": eval_s,
         "questions_eval_seconds": qa_s,
         "make_eval_locomo_seconds": make_s,
+        "cli_evals_seconds": cli_s,
         "results_bytes": compact,
         "whole_records_bytes": whole,
         "read_seconds": read_s,
@@ -286,7 +304,8 @@ def format_report(report: dict[str, Any]) -> str:
             f"{grid['step_pricings']} step pricings, {grid['workers']} workers",
             f"  cells {grid['cells_seconds']:.1f} s, whole eval {grid['eval_seconds']:.1f} s, "
             f"import {grid['import_seconds']:.2f} s; questions eval "
-            f"{grid['questions_eval_seconds']:.1f} s",
+            f"{grid['questions_eval_seconds']:.1f} s; both as `packproof eval` processes "
+            f"{grid['cli_evals_seconds']:.1f} s",
             f"  {RESULTS} {grid['results_bytes'] / 1e6:.1f} MB (whole records "
             f"{grid['whole_records_bytes'] / 1e6:.0f} MB); read {grid['read_seconds']:.1f} s, "
             f"reports {grid['report_seconds']:.1f} s",
