@@ -10,21 +10,9 @@ from hypothesis import strategies as st
 
 from packproof.evals.metrics.cache.files import load_profiles
 from packproof.evals.metrics.cache.model import Prompts, Step, price_prompts
+from tests.evals.metrics.cache.test_prompts import chains
 
 PROFILES = load_profiles()
-
-
-@st.composite
-def chains(draw: st.DrawFn) -> tuple[list[Step], list[list[int]]]:
-    steps, marks, t = [], [], 0.0
-    for _ in range(draw(st.integers(1, 12))):
-        n = draw(st.integers(1, 8))
-        ids = draw(st.lists(st.sampled_from("abcdefghij"), min_size=n, max_size=n, unique=True))
-        t += draw(st.sampled_from([0.0, 30.0, 400.0]))
-        tokens = draw(st.lists(st.integers(0, 3000), min_size=n, max_size=n))
-        steps.append(Step(t, list(zip(ids, tokens, strict=True)), probe=draw(st.booleans())))
-        marks.append(draw(st.lists(st.integers(1, n + 1), max_size=3)))
-    return steps, marks
 
 
 @settings(max_examples=200, deadline=None)
@@ -40,7 +28,8 @@ def test_a_static_prefix_put_first_prices_as_one_encoded_with_the_steps(
     profile = PROFILES[name]
     assert price_prompts(headed, profile) == price_prompts(encoded, profile)
     assert list(headed.known) == list(encoded.known)
-    placed = [sorted({1, *m}) for m in marks]  # as a placement puts one after the prefix
+    # as a placement puts one after the prefix (the chain's marks shifted past it)
+    placed = [sorted({1, *(b + 1 for b in m[:2])}) for m in marks]
     assert price_prompts(headed.placed(placed), profile) == price_prompts(
         encoded.placed(placed), profile
     )
