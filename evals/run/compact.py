@@ -11,7 +11,10 @@ reports, ``load_run``, ``compare`` and the tuner read a run as before:
   segments of the pack of turn ``T`` (the chain's step before this record: the
   last one not a probe and not failed, as the prefix stability reads it),
   followed by ``add``. A chain's first record, and a record whose pack keeps
-  nothing of that step's, store ``{"add": [...]}``: the whole pack.
+  nothing of that step's, store ``{"add": [...]}``: the whole pack. The
+  record's ``selected`` (its packed ids, in ordinal order) goes into the delta
+  as ``"selected": "pack"`` when it is the pack's ids in pack order, else as
+  their positions in the pack (a cache-aware pack orders itself).
 - **The cache figures once per chain, in columns.** A chain's records drop
   ``cache`` and ``cache_placements``; one line after them, keyed
   :func:`chain_key`, holds ``columns``: ``turns`` (its priced records' turns,
@@ -43,6 +46,7 @@ __all__ = [
 ]
 
 CHAIN_COLUMNS: Final = "columns"  # the field that marks a chain's line
+SELECTED_PACK: Final = "pack"  # a record's selected ids are its pack's, in pack order
 # a record read without its figures made whole: (its chain's ChainFigures, its row)
 CACHE_ROW: Final = "_cache_row"
 FIGURES: Final = ("cached", "written", "uncached", "cost")  # a step's figures, in record order
@@ -93,9 +97,11 @@ def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any],
             keep = _kept(before[1], segments) if before is not None else 0
             if keep:
                 assert before is not None
-                r["pack_delta"] = {"after": before[0], "keep": keep, "add": segments[keep:]}
+                delta = {"after": before[0], "keep": keep, "add": segments[keep:]}
             else:
-                r["pack_delta"] = {"add": segments}
+                delta = {"add": segments}
+            _selected_in(r, segments, delta)
+            r["pack_delta"] = delta
             if r["status"] == "ok" and not r.get("probe"):
                 last[chain] = (r["turn"], segments)
             if "cache" in r:
@@ -109,6 +115,26 @@ def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any],
         key = chain_key(*chain)
         out.append((key, {"key": key, CHAIN_COLUMNS: _prepared(cols)}, False))
     return out
+
+
+def _selected_in(r: dict[str, Any], segments: Sequence[Any], delta: dict[str, Any]) -> None:
+    """Move a record's ``selected`` (the ids it packed, in ordinal order) into its
+    ``delta`` when its pack names them: ``"pack"`` when they are the pack's ids in
+    pack order, else their positions in the pack (a cache-aware pack's order
+    differs); a ``selected`` the pack does not name stays as it is."""
+    selected = r.get("selected")
+    ids = [s[0] for s in segments]
+    if selected == ids:
+        del r["selected"]
+        delta["selected"] = SELECTED_PACK
+        return
+    at = {ref: i for i, ref in enumerate(ids) if type(ref) is str}
+    if type(selected) is not list or len(selected) != len(at) or len(at) != len(ids):
+        return
+    positions = [at.get(ref) if type(ref) is str else None for ref in selected]
+    if None not in positions and len(set(positions)) == len(positions):
+        del r["selected"]
+        delta["selected"] = positions
 
 
 def _prepared(cols: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +197,8 @@ class Decoder:
         else:
             segments = self._resolve(n, _chain(r), delta)
             r["segments"] = segments
+            if "selected" in delta:
+                r["selected"] = self._selected(n, segments, delta["selected"])
         chain = _chain(r)
         self.replays.setdefault(chain, {})[r["turn"]] = r
         if r["status"] == "ok" and not r.get("probe"):
@@ -194,6 +222,22 @@ class Decoder:
             raise self._fail(n, f"pack_delta keep must be 0..{len(before[1])}, found {keep!r}")
         add: list[Any] = delta["add"]
         return before[1][:keep] + add
+
+    def _selected(self, n: int, segments: list[Any], selected: Any) -> list[Any]:
+        """A record's ``selected`` from its pack (``pack_delta.selected``)."""
+        try:
+            ids = [s[0] for s in segments]
+        except (IndexError, KeyError, TypeError):
+            raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
+        if selected == SELECTED_PACK:
+            return ids
+        if type(selected) is list and all(type(i) is int and 0 <= i < len(ids) for i in selected):
+            return [ids[i] for i in selected]
+        raise self._fail(
+            n,
+            f'pack_delta selected must be "{SELECTED_PACK}" or positions 0..{len(ids) - 1} '
+            f"of its pack, found {selected!r}",
+        )
 
     def chain_columns(self, n: int, line: dict[str, Any]) -> None:
         self.columns.append((n, line))

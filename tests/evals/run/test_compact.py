@@ -134,6 +134,16 @@ def test_a_pack_is_stored_as_what_changed_and_figures_once_per_chain(tmp_path: P
         else:
             assert delta["add"] == whole
     assert any("after" in x["pack_delta"] for x in cells)
+    # the selected ids are named by the pack: its ids, or (a cache-aware pack's
+    # own order) their positions in it
+    assert all("selected" not in x for x in cells)
+    forms = {type(x["pack_delta"]["selected"]) for x in cells}
+    assert forms == {str, list}
+    for x in cells:
+        ids = [s[0] for s in made[x["key"]]["segments"]]
+        selected = x["pack_delta"]["selected"]
+        got = ids if selected == "pack" else [ids[i] for i in selected]
+        assert got == made[x["key"]]["selected"]
     col = columns[0]["columns"]
     turns = col["turns"]
     anthropic = col["cache"]["anthropic"]["2000"]
@@ -170,6 +180,11 @@ def _first_delta(lines: list[dict[str, Any]]) -> dict[str, Any]:
             r"line \d+: pack_delta is not",
         ),
         (
+            lambda lines: _first_delta(lines)["pack_delta"].update(selected=[10_000]),
+            r'line \d+: pack_delta selected must be "pack" or positions 0\.\.\d+ of its pack, '
+            r"found \[10000\]",
+        ),
+        (
             lambda lines: next(x for x in lines if "columns" in x)["columns"]["cache"]["anthropic"][
                 "0"
             ]["cost"].pop(),
@@ -194,6 +209,19 @@ def test_a_compact_line_that_does_not_resolve_is_one_clear_error(
     path = _edited(tmp_path, edit)
     with pytest.raises(InputError, match=message):
         read_results(path)
+
+
+def test_a_journal_that_stores_selected_whole_reads_the_same(tmp_path: Path) -> None:
+    # as journals were written before the pack named the selected ids
+    path = _journal(tmp_path, _records(tmp_path))
+    lines = _lines(path)
+    made = {r["key"]: r for r in read_results(path)}
+    for x in lines:
+        if "pack_delta" in x:
+            del x["pack_delta"]["selected"]
+            x["selected"] = made[x["key"]]["selected"]
+    path.write_bytes(gzip_member(dumps(x).encode() + b"\n" for x in lines))
+    assert [dumps(r) for r in read_results(path)] == [dumps(r) for r in made.values()]
 
 
 def test_a_torn_batch_is_dropped_and_truncated_away(tmp_path: Path) -> None:
