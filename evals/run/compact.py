@@ -231,12 +231,16 @@ class Decoder:
             raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
         if selected == SELECTED_PACK:
             return ids
-        if type(selected) is list and all(type(i) is int and 0 <= i < len(ids) for i in selected):
-            return [ids[i] for i in selected]
+        if type(selected) is list:
+            try:
+                if not selected or min(selected) >= 0:
+                    return [ids[i] for i in selected]
+            except (IndexError, TypeError):  # past the pack's end, or not an int
+                pass
         raise self._fail(
             n,
-            f'pack_delta selected must be "{SELECTED_PACK}" or positions 0..{len(ids) - 1} '
-            f"of its pack, found {selected!r}",
+            f'pack_delta selected must be "{SELECTED_PACK}" or positions in its pack of '
+            f"{len(ids)} segments, found {selected!r}",
         )
 
     def chain_columns(self, n: int, line: dict[str, Any]) -> None:

@@ -176,13 +176,18 @@ def _first_delta(lines: list[dict[str, Any]]) -> dict[str, Any]:
             r"line \d+: pack_delta keep must be 0\.\.\d+, found 10000",
         ),
         (
+            lambda lines: _first_delta(lines)["pack_delta"].update(selected=[-1]),
+            r'line \d+: pack_delta selected must be "pack" or positions in its pack of \d+ '
+            r"segments, found \[-1\]",
+        ),
+        (
             lambda lines: _first_delta(lines).update(pack_delta=[1]),
             r"line \d+: pack_delta is not",
         ),
         (
             lambda lines: _first_delta(lines)["pack_delta"].update(selected=[10_000]),
-            r'line \d+: pack_delta selected must be "pack" or positions 0\.\.\d+ of its pack, '
-            r"found \[10000\]",
+            r'line \d+: pack_delta selected must be "pack" or positions in its pack of \d+ '
+            r"segments, found \[10000\]",
         ),
         (
             lambda lines: next(x for x in lines if "columns" in x)["columns"]["cache"]["anthropic"][
