@@ -123,9 +123,9 @@ def _make_eval_locomo(qa: Path, replay: Path, out: Path) -> list[float]:
 
 
 def measure_locomo_grid() -> dict[str, Any] | None:
-    """``make eval-locomo`` as it runs (both imports, then both evals as the
-    Makefile runs them, a ``packproof eval`` process each, 2 workers), the best
-    of :data:`MAKE_REPEATS` runs; and of the replay grid: the cells alone, the
+    """``make eval-locomo`` as it runs (its four commands, each a process; the
+    evals with 2 workers), the best of :data:`MAKE_REPEATS` runs; and of the
+    replay grid: the cells alone, the
     journal's size against the whole records', and the time to read the journal
     and write the reports (as the eval does both: a replay's cache figures summed
     from their columns)."""
