@@ -123,18 +123,26 @@ def _selected_in(r: dict[str, Any], segments: Sequence[Any], delta: dict[str, An
     pack order, else their positions in the pack (a cache-aware pack's order
     differs); a ``selected`` the pack does not name stays as it is."""
     selected = r.get("selected")
-    ids = [s[0] for s in segments]
+    ids = _ids(segments)
     if selected == ids:
         del r["selected"]
         delta["selected"] = SELECTED_PACK
         return
-    at = {ref: i for i, ref in enumerate(ids) if type(ref) is str}
-    if type(selected) is not list or len(selected) != len(at) or len(at) != len(ids):
+    if type(selected) is not list or len(selected) != len(ids):
         return
-    positions = [at.get(ref) if type(ref) is str else None for ref in selected]
-    if None not in positions and len(set(positions)) == len(positions):
+    try:
+        at = {ref: i for i, ref in enumerate(ids)}
+        positions = [at[ref] for ref in selected]
+    except (KeyError, TypeError):  # an id the pack lacks, or not an id at all
+        return
+    if len(at) == len(ids) == len(set(positions)):
         del r["selected"]
         delta["selected"] = positions
+
+
+def _ids(segments: Sequence[Any]) -> list[Any]:
+    """The ids of a pack's ``[id, tokens]`` segments, in pack order."""
+    return [s[0] for s in segments]
 
 
 def _prepared(cols: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +234,7 @@ class Decoder:
     def _selected(self, n: int, segments: list[Any], selected: Any) -> list[Any]:
         """A record's ``selected`` from its pack (``pack_delta.selected``)."""
         try:
-            ids = [s[0] for s in segments]
+            ids = _ids(segments)
         except (IndexError, KeyError, TypeError):
             raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
         if selected == SELECTED_PACK:
