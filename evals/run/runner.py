@@ -4,18 +4,19 @@ A cell (one turn of one scenario, one spec, one budget) is a pure function of
 its inputs returning a record. Work is shipped per (scenario, turn): its request
 is parsed once and packed under every spec and budget from the same item table,
 so tokenisation and term statistics are paid once and an extra strategy costs
-only its scoring. Records stream to the journal as tasks finish (journal.py): an
-interrupted run resumes with nothing lost. Reports sort records by cell key:
-they do not depend on the executor or the finishing order."""
+only its scoring (a cache-aware variant of one already there, only its fill;
+how a config is cut into tasks: tasks.py). Records stream to the journal as
+tasks finish (journal.py): an interrupted run resumes with nothing lost. Reports
+sort records by cell key: they do not depend on the executor or the finishing
+order."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from packproof.evals.metrics.answers import Answers
 from packproof.evals.metrics.cache.model import Profile
@@ -36,7 +37,7 @@ from packproof.evals.run.judge import failed_cell, judged, traced
 from packproof.evals.run.packers import Configured, NamedPacker, start_packers
 from packproof.evals.run.prefixes import longest_items, pack_pairs, prefix_of, shared_table
 from packproof.evals.run.replay import BREAKPOINTS, PACK, Chains, finish, previous_pack
-from packproof.evals.run.suites import load_suite
+from packproof.evals.run.tasks import Task, cell_key, tasks
 from packproof.evals.scenarios.format import (
     Scenario,
     expectation_failures,
@@ -44,57 +45,11 @@ from packproof.evals.scenarios.format import (
     kept_reasons,
 )
 from packproof.packer.model import Items
-from packproof.packer.pipeline import cyclic_gc_paused, decide, rank, replaced, reserve
+from packproof.packer.pipeline import Ranked, cyclic_gc_paused, decide, rank, replaced, reserve
 from packproof.packer.request import Request, parse_items, parse_request, request_to_json
+from packproof.packer.strategies import StrategyBase
 
 __all__ = ["Task", "parsed_turns", "run_cells", "run_task", "tasks"]
-
-
-@dataclass(frozen=True)
-class Task:
-    """Consecutive turns of one scenario: every spec x budget cell of them runs
-    together, and a conversation's items are parsed once for all of them."""
-
-    suite: str
-    scenario: Scenario
-    turns: tuple[int, ...]
-    specs: tuple[str, ...] | None = None  # None: every spec of the config
-
-
-# Turns per task: items are parsed once per task; tasks small enough to share out.
-TURNS_PER_TASK: Final = 32
-
-
-def cell_key(suite: str, scenario: str, turn: int, spec: str, budget: int | str) -> str:
-    return f"{suite}/{scenario}#{turn}|{spec}|{budget}"
-
-
-def tasks(config: EvalConfig, per_task: int = TURNS_PER_TASK) -> list[Task]:
-    """The config's tasks. A replay is one task per spec (each (spec, budget)
-    chain runs its steps in order, and is priced as one chain; chains run in
-    parallel); other scenarios are cut into tasks of ``per_task`` turns."""
-    out: list[Task] = []
-    for path in config.suites:
-        suite = path.stem
-        for scenario in load_suite(path):
-            if config.tags and not _tagged(scenario, config.tags):
-                continue
-            n = len(scenario.turns)
-            if scenario.replay:
-                out.extend(Task(suite, scenario, tuple(range(n)), (s,)) for s in config.specs)
-                continue
-            out.extend(
-                Task(suite, scenario, tuple(range(start, min(n, start + per_task))))
-                for start in range(0, n, per_task)
-            )
-    return out
-
-
-def _tagged(scenario: Scenario, tags: Sequence[str]) -> bool:
-    """Whether the scenario, or one of its turns, has a tag matching one of
-    ``tags`` (exactly, or as a shell-style pattern: ``category:*``)."""
-    have = {*scenario.tags, *(t for turn in scenario.turns for t in turn.tags)}
-    return any(fnmatchcase(tag, want) for want in tags for tag in have)
 
 
 def _without_tokens(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -189,18 +144,22 @@ def _run_turn(
     records = []
     # Work is done at the level it depends on: the reservation (tail, anchors,
     # candidates), pack entries and the answers' ceiling once per turn; the ranking
-    # and its metrics once per spec; the oracle once per budget; the fill per cell.
+    # once per strategy (a spec packed plain and cache-aware ranks alike), its
+    # metrics once per spec; the oracle once per budget; the fill per cell.
     start = time.perf_counter()
     reserved = reserve(base)
     reserve_seconds = time.perf_counter() - start
     citations, answers = citations or Citations(), Answers(turn.answers, base.items)
     oracles: dict[str, float | None] = {}
+    rankings: dict[StrategyBase, tuple[Ranked, float]] = {}  # per strategy: ranking, time
     with cyclic_gc_paused():
         for configured in specs:
             spec, name, strategy = configured.spec, configured.name, configured.strategy
-            start = time.perf_counter()
-            ranked = rank(replaced(base, strategy=strategy), reserved)
-            rank_seconds = time.perf_counter() - start
+            if strategy not in rankings:
+                start = time.perf_counter()
+                ranked = rank(replaced(base, strategy=strategy), reserved)
+                rankings[strategy] = ranked, time.perf_counter() - start
+            ranked, rank_seconds = rankings[strategy]
             ranked_metrics: dict[str, float | None] = {}
             # A strategy's named expectations were written for its defaults, and a
             # spec-keyed one for that parameterisation; "*" ones hold for all.
@@ -371,8 +330,9 @@ def _run_into(
             for b in config.budgets
         )
     ]
-    # Longest first (a replay is one task): no worker starts a long one last.
-    work.sort(key=lambda t: len(t.turns), reverse=True)
+    # Most cells first (a replay is one task per group of specs): no worker starts
+    # a long one last.
+    work.sort(key=lambda t: len(t.turns) * len(t.specs or config.specs), reverse=True)
     written = len(reader.records)  # progress counts cells of the grid, a resume's kept too
     progress = progress or (lambda done, total: None)
     progress(written, len(grid))
