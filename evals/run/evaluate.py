@@ -50,6 +50,7 @@ from packproof.packer.result import cyclic_gc_paused
 __all__ = [
     "MAX_JOBS",
     "MAX_KEEP",
+    "REPORT_MODULES",
     "check_count",
     "evaluate",
     "manifest",
@@ -99,12 +100,12 @@ def _require_extra() -> None:
 
 # What the reports import that the cells do not (about half a second): imported
 # while the workers run the cells, in a thread of this otherwise idle process.
-_REPORT_MODULES: Final = ("pandas", "scipy.stats")
+REPORT_MODULES: Final = ("pandas", "scipy.stats")
 
 
 def _prefetching(progress: Callable[[int, int], None], idle: bool) -> Callable[[int, int], None]:
     """``progress``, which, once a task has finished (the workers are started:
-    no fork copies the thread), imports :data:`_REPORT_MODULES` in a thread
+    no fork copies the thread), imports :data:`REPORT_MODULES` in a thread
     when this process is ``idle`` meanwhile. Its first call gives the cells a
     resume kept, before any task."""
     started, before = not idle, -1
@@ -122,7 +123,7 @@ def _prefetching(progress: Callable[[int, int], None], idle: bool) -> Callable[[
 
 
 def _import_all() -> None:
-    for module in _REPORT_MODULES:
+    for module in REPORT_MODULES:
         importlib.import_module(module)
 
 
