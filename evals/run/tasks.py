@@ -84,7 +84,8 @@ def spec_groups(
         by_strategy.setdefault(key, []).append(spec)
     out: list[tuple[str, ...]] = []
     for group in by_strategy.values():
-        size, longer = divmod(len(group), -(-len(group) // most))  # parts: sizes, and one more
+        # the fewest parts of at most `most` specs: each of `size`, the first `longer` one more
+        size, longer = divmod(len(group), -(-len(group) // most))
         start = 0
         while start < len(group):
             end = start + size + (longer > 0)
