@@ -9,6 +9,7 @@ import importlib
 import importlib.metadata
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ __all__ = [
     "machine",
     "optional_module",
     "positive",
+    "seconds_in_fresh_process",
     "timed",
     "version",
 ]
@@ -56,6 +58,15 @@ def timed(fn: Callable[[], T]) -> tuple[float, T]:
     start = time.perf_counter()
     result = fn()
     return time.perf_counter() - start, result
+
+
+def seconds_in_fresh_process(module: str, function: str, *args: str) -> float:
+    """The seconds ``module.function(*args)`` returns, called in a fresh
+    interpreter (``python -c``): what it times runs with none of this process's
+    heap, as a pool's worker or a new command would."""
+    code = f"import sys; from {module} import {function}; print({function}(*sys.argv[1:]))"
+    run = [sys.executable, "-c", code, *args]
+    return float(subprocess.run(run, check=True, capture_output=True, text=True).stdout)
 
 
 def optional_module(name: str) -> ModuleType | None:

@@ -9,8 +9,8 @@ question grid's import and eval, then this grid's), each a process (reports
 included); the best of two runs. The cells alone (``run_cells``: packing,
 pricing, writing and re-reading ``results.jsonl.gz``) and the reports are timed
 apart, the reports of the eval's run written in a fresh process as the eval
-writes them (the records read and the report's libraries imported while the
-cells run, so untimed), the best of two runs. The eval's run also gives the cache-aware target
+writes them (:mod:`packproof.evals.bench.reports`), the best of two runs. The
+eval's run also gives the cache-aware target
 (:mod:`packproof.evals.bench.cacheaware`). Skipped when the data is not beside
 the project.
 
@@ -46,7 +46,14 @@ import yaml
 
 from packproof.evals.bench.cacheaware import format_report as format_cache_aware
 from packproof.evals.bench.cacheaware import measure as measure_cache_aware
-from packproof.evals.bench.common import EXIT_OK, log_eval, machine, positive, timed
+from packproof.evals.bench.common import (
+    EXIT_OK,
+    log_eval,
+    machine,
+    positive,
+    seconds_in_fresh_process,
+    timed,
+)
 from packproof.evals.bench.eval.locomo import LOCOMO, LOCOMO_CONFIG, imported_locomo
 from packproof.evals.bench.pack.corpus import CorpusError, load_corpus, pick_prompts
 from packproof.evals.bench.reports import reports_alone
@@ -129,8 +136,8 @@ def measure_locomo_grid() -> dict[str, Any] | None:
     replay grid: the cells alone, the journal's size against the whole
     records', the time to read the journal, and the time to write the reports
     (:func:`~packproof.evals.bench.reports.reports_alone`, best of
-    :data:`MAKE_REPEATS`; a replay's cache
-    figures summed from their columns, as the eval does)."""
+    :data:`MAKE_REPEATS`; a replay's cache figures summed from their columns, as
+    the eval does)."""
     if not LOCOMO.exists():
         log(f"LoCoMo is not at {LOCOMO}: no replay grid figure")
         return None
@@ -276,12 +283,7 @@ def _replay_alone(path: Path, spec: str) -> float:
     """Seconds of :func:`_replay` of the compiled replay ``path`` under ``spec``,
     in a fresh interpreter, as a pool's worker runs a task (this one's heap holds
     what the runs before it left); its reading of the file is not timed."""
-    code = (
-        "import sys; from packproof.evals.bench.replay import replay_once; "
-        "print(replay_once(sys.argv[1], sys.argv[2]))"
-    )
-    run = [sys.executable, "-c", code, str(path), spec]
-    return float(subprocess.run(run, check=True, capture_output=True, text=True).stdout)
+    return seconds_in_fresh_process("packproof.evals.bench.replay", "replay_once", str(path), spec)
 
 
 def replay_once(path: str, spec: str) -> float:
@@ -357,10 +359,7 @@ def format_report(report: dict[str, Any]) -> str:
             + ", ".join(f"{v:.1f} s" for v in grid["make_eval_locomo_runs"]),
             f"  {RESULTS} {grid['results_bytes'] / 1e6:.1f} MB (whole records "
             f"{grid['whole_records_bytes'] / 1e6:.0f} MB); read {grid['read_seconds']:.1f} s, "
-            "reports "
-            + ", ".join(
-                f"{v:.1f} s" for v in grid.get("report_runs_seconds", [grid["report_seconds"]])
-            ),
+            "reports " + ", ".join(f"{v:.1f} s" for v in grid["report_runs_seconds"]),
             *map(format_target, grid["targets"]),
             format_cache_aware(grid["cache_aware"]),
         ]

@@ -12,14 +12,12 @@ that had run a grid before, the same reports took 1-2 s more.)
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 from functools import partial
 from pathlib import Path
 
 import orjson
 
-from packproof.evals.bench.common import timed
+from packproof.evals.bench.common import seconds_in_fresh_process, timed
 from packproof.evals.run.config import load_config
 from packproof.evals.run.evaluate import REPORT_MODULES, write_reports
 from packproof.evals.run.journal import RESULTS, read_results
@@ -32,12 +30,14 @@ def reports_alone(config: Path, run_dir: Path, out: Path, jobs: int) -> float:
     """Seconds of ``write_reports`` of the finished run ``run_dir`` (of the eval
     config ``config``, run with ``jobs`` workers) into the new folder ``out``,
     in a fresh interpreter (:func:`reports_once`)."""
-    code = (
-        "import sys; from packproof.evals.bench.reports import reports_once; "
-        "print(reports_once(*sys.argv[1:]))"
+    return seconds_in_fresh_process(
+        "packproof.evals.bench.reports",
+        "reports_once",
+        str(config),
+        str(run_dir),
+        str(out),
+        str(jobs),
     )
-    run = [sys.executable, "-c", code, str(config), str(run_dir), str(out), str(jobs)]
-    return float(subprocess.run(run, check=True, capture_output=True, text=True).stdout)
 
 
 def reports_once(config: str, run_dir: str, out: str, jobs: str) -> float:
