@@ -130,6 +130,14 @@ class Items:
             items = parent
         return items, start
 
+    def ids_at(self, positions: list[int]) -> list[str]:
+        """``[self.ids[i] for i in positions]``; a window reads its base table's
+        ids (a replay step's own id list is never copied out)."""
+        base, start = self.base_window()
+        if start:
+            positions = [start + i for i in positions]
+        return list(map(base.ids.__getitem__, positions))
+
     @cached_property
     def record_fields(self) -> RecordFields:
         """The record fields, with every default filled when no item has any."""

@@ -17,7 +17,7 @@ import numpy as np
 from .cacheassembly import trace_section
 from .cacheaware import PLACEMENT_NAMES
 from .jsonio import canonical, json_floats, mark_floats
-from .model import IMPORTANCE, KINDS, MESSAGE, ROLES, TRUST, UNKNOWN_TRUST
+from .model import IMPORTANCE, KINDS, MESSAGE, ROLES, TRUST, UNKNOWN_TRUST, Items
 from .reasons import (
     ANCHORED,
     DROPPED_PREVIOUS,
@@ -45,6 +45,7 @@ __all__ = [
     "TRACE_SCHEMA_ID",
     "TraceLevel",
     "context_pack",
+    "item_entry",
     "pack_entry",
     "reasons_by_id",
     "render",
@@ -66,10 +67,10 @@ HOW_TO_USE: Final = (
 )
 
 
-def _layer_and_type(result: PackResult, i: int) -> tuple[str, str]:
+def _layer_and_type(items: Items, i: int, in_tail: bool) -> tuple[str, str]:
     """Tail items are L0 (messages there are ``recent_turn``); the rest L1."""
-    kind = KINDS[result.items.kinds[i]]
-    if result.in_tail[i]:
+    kind = KINDS[items.kinds[i]]
+    if in_tail:
         return "L0", "recent_turn" if kind == "message" else kind
     return "L1", kind
 
@@ -83,9 +84,14 @@ def _bundle_line(ref: str, text: str) -> str:
 def pack_entry(result: PackResult, i: int) -> dict[str, Any]:
     """Item ``i`` as a packed item of the context pack. It depends only on the item
     and whether it is in the fresh tail, never on what else was packed."""
-    items = result.items
+    return item_entry(result.items, i, bool(result.in_tail[i]))
+
+
+def item_entry(items: Items, i: int, in_tail: bool) -> dict[str, Any]:
+    """:func:`pack_entry` of item ``i`` of ``items``, in the fresh tail or not (a
+    window's item renders as its base table's item at the window's offset)."""
     ref = items.ids[i]
-    layer, kind = _layer_and_type(result, i)
+    layer, kind = _layer_and_type(items, i, in_tail)
     return {
         "recordRef": ref,
         "layer": layer,

@@ -83,8 +83,7 @@ class PackResult:
     @property
     def selected_ids(self) -> list[str]:
         """Ids of the packed items, in ordinal order."""
-        ids = self.items.ids
-        return [ids[i] for i in np.flatnonzero(self.included).tolist()]
+        return self.items.ids_at(np.flatnonzero(self.included).tolist())
 
     @property
     def used_tokens(self) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 from packproof.evals.metrics.answers import Answers
 from packproof.packer.model import QUARANTINED, Items
 from packproof.packer.pipeline import PackResult
-from packproof.packer.render import pack_entry
+from packproof.packer.render import item_entry
 from packproof.packer.select import CategoryCaps
 
 __all__ = [
@@ -153,8 +153,9 @@ class Citations:
         flags = self._flags
         verdicts = flags[rows, at + start]
         for k in np.flatnonzero(verdicts < 0).tolist():
-            i = int(at[k])
-            verdicts[k] = flags[rows[k], start + i] = _cites(pack_entry(result, i))
+            i, row = start + int(at[k]), int(rows[k])
+            # rendered from the base table: a window's lists are never sliced
+            verdicts[k] = flags[row, i] = _cites(item_entry(base, i, bool(row)))
         out: list[bool] = (verdicts == 1).tolist()
         return out
 

@@ -59,8 +59,6 @@ def prefix_of(items: Any, shared: list[Any]) -> bool:
 
 def pack_pairs(items: Items, order: list[int]) -> list[tuple[str, int]]:
     """``(id, tokens)`` of the packed items, in pack order (``order``: positions).
-    The ids of a prefix view (a replay step) are read from its table's, which
-    spares copying the step's whole id list."""
-    table, start = items.base_window()
-    ids = table.ids if start == 0 else items.ids
-    return list(zip(map(ids.__getitem__, order), items.tokens[order].tolist(), strict=True))
+    The ids of a window (a replay step) are read from its table's, which spares
+    copying the step's whole id list."""
+    return list(zip(items.ids_at(order), items.tokens[order].tolist(), strict=True))
