@@ -133,9 +133,13 @@ class Request:
 
 
 def replaced(req: Request, **changes: Any) -> Request:
-    """``dataclasses.replace(req, **changes)``, without its per-call field
-    introspection (a replay packs every step under every spec and budget)."""
-    return Request(**{**req.__dict__, **changes})
+    """``dataclasses.replace(req, **changes)`` without its field introspection or the
+    frozen ``__init__``'s setattr per field (Request has no ``__post_init__``)."""
+    if not changes.keys() <= (names := Request.__dataclass_fields__.keys()):
+        raise TypeError(f"Request has no field {sorted(changes.keys() - names)[0]!r}")
+    new = object.__new__(Request)
+    new.__dict__.update(req.__dict__, **changes)
+    return new
 
 
 def _parse_items(raw: Any, counter: str) -> Items:

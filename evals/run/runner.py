@@ -170,15 +170,15 @@ def _run_turn(
             )
             for budget in budgets:
                 tokens = base.budget_tokens if budget == SCENARIO_BUDGET else int(budget)
-                req = replaced(base, strategy=strategy, budget_tokens=tokens)
                 chain = (spec, str(budget))
-                if configured.cache is not None:  # the spec's options win over the scenario's
-                    req = replaced(req, cache_aware=configured.cache)
-                if req.cache_aware is not None and chains is not None:
-                    # a replay step's previous pack is its chain's last step pack
-                    req = replaced(
-                        req, previous_pack=previous_pack(chains, chain, base.items, turn.t)
-                    )
+                # the spec's cache options win over the scenario's
+                cache = base.cache_aware if configured.cache is None else configured.cache
+                changes: dict[str, Any] = {"strategy": strategy, "budget_tokens": tokens}
+                if cache is not None:
+                    changes["cache_aware"] = cache
+                    if chains is not None:  # a replay step's previous pack: its chain's last
+                        changes["previous_pack"] = previous_pack(chains, chain, base.items, turn.t)
+                req = replaced(base, **changes)
                 record: dict[str, Any] = {
                     "key": cell_key(task.suite, task.scenario.id, k, spec, budget),
                     "suite": task.suite,

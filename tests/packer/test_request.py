@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
 
 from packproof.packer import InputError, parse_request
+from packproof.packer.request import Request, replaced
 from packproof.packer.schema import validate
+from packproof.packer.strategies import build_strategy
 
 GOOD: dict[str, Any] = {
     "items": [{"id": "a", "text": "hello"}, {"id": "b", "text": "world", "role": "assistant"}],
@@ -219,3 +222,21 @@ def test_defaults() -> None:
     assert req.items.ordinals.tolist() == [0, 1]
     assert req.items.turns.tolist() == [0, 1]  # turn defaults to the ordinal
     assert req.current_turn == 1
+
+
+def test_replaced_is_dataclasses_replace() -> None:
+    """The runner's copy of a request with some fields changed sets every field
+    as ``dataclasses.replace`` does, and refuses a field a request has not."""
+    base = parse_request(GOOD)
+    changes = {"budget_tokens": 7, "strategy": build_strategy("bm25", {}), "prompt": "hello"}
+    made, reference = replaced(base, **changes), dataclasses.replace(base, **changes)
+    assert type(made) is Request
+    assert {f.name: getattr(made, f.name) for f in dataclasses.fields(Request)} == {
+        f.name: getattr(reference, f.name) for f in dataclasses.fields(Request)
+    }
+    assert made.__dict__.keys() == reference.__dict__.keys()
+    assert base.budget_tokens == 10 and base.prompt is None  # the original is untouched
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.budget_tokens = 3  # type: ignore[misc]
+    with pytest.raises(TypeError, match="no field 'budget'"):
+        replaced(base, budget=3)

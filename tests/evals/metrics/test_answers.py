@@ -6,6 +6,8 @@ from importlib import resources
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packproof.evals.metrics.answers import STOPWORDS_FILE, Answers, content_words, stopwords
 from packproof.evals.metrics.cell import cell_metrics
@@ -86,8 +88,8 @@ def test_alternative_answers_score_the_best_one() -> None:
 
 def test_no_answer_or_no_content_word_is_undefined() -> None:
     items = parse_items(_items("No, it was not."), "lcm")
-    for given in ([], ["No"], ["", "it was"]):
-        answers = Answers(given, items)
+    for asked in ([], ["No"], ["", "it was"]):
+        answers = Answers(asked, items)
         assert answers.ceiling is None and answers.recall(_mask(1, 0)) is None
 
 
@@ -147,3 +149,32 @@ def test_the_runner_reuses_per_turn_values_only_where_they_hold() -> None:
     by_turn = {r["turn"]: r["metrics"] for r in records if r["budget"] == 60}
     assert by_turn[2]["mrr"] is None and by_turn[2]["answer_token_recall"] is None
     assert by_turn[1]["answer_token_ceiling"] == 1.0
+
+
+_WORDS = ["paris", "june", "2023", "the", "beagle", "Rex", "a", "7", "café"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.lists(st.sampled_from(_WORDS), max_size=5), min_size=1, max_size=12),
+    answers=st.lists(st.lists(st.sampled_from(_WORDS), max_size=3), max_size=3),
+    window=st.tuples(st.integers(0, 12), st.integers(0, 12)),
+    seed=st.integers(0, 2**16),
+)
+def test_a_window_reads_its_tables_words_as_a_table_of_its_own_would(
+    texts: list[list[str]], answers: list[list[str]], window: tuple[int, int], seed: int
+) -> None:
+    """A replay step's items are a window of its conversation's table, whose
+    answers read the table's word index: the same recall and ceiling as the
+    window's items parsed as a table of their own."""
+    table = parse_items(_items(*(" ".join(words) for words in texts)), "lcm")
+    start = min(window[0], len(table))
+    stop = min(max(start, window[1]), len(table))
+    view = table.window(start, stop)
+    own = table.take(np.arange(start, stop), subset=False)
+    assert view.base_window() == (table, start) and own.base_window() == (own, 0)
+    asked = [" ".join(words) for words in answers]
+    shared, alone = Answers(asked, view), Answers(asked, own)
+    assert shared.ceiling == alone.ceiling
+    mask = np.random.default_rng(seed).random(stop - start) < 0.5
+    assert shared.recall(mask) == alone.recall(mask)
