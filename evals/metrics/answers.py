@@ -73,19 +73,15 @@ class Answers:
         self._answers = [np.array(sorted(column[w] for w in words)) for words in wanted]
         # _contains[w, i]: item i's text holds content word w of some answer
         self._contains = np.zeros((len(vocabulary), len(items)), dtype=bool)
+        # the items that hold each word, read from their table's index (a window,
+        # such as a replay's step, from its base table's)
         base, start = items.base_window()
-        if base is items:
-            asked = frozenset(vocabulary)
-            for i, text in enumerate(items.texts):
-                for w in content_words(text) & asked:
-                    self._contains[column[w], i] = True
-        else:  # a window (a replay's step): its table's items that hold each word
-            index, stop = _word_index(base), start + len(items)
-            for w, row in column.items():
-                at = index.get(w)
-                if at is not None:
-                    lo, hi = at.searchsorted((start, stop))
-                    self._contains[row, at[lo:hi] - start] = True
+        index, stop = _word_index(base), start + len(items)
+        for w, row in column.items():
+            at = index.get(w)
+            if at is not None:
+                lo, hi = at.searchsorted((start, stop))
+                self._contains[row, at[lo:hi] - start] = True
         self.ceiling = self._best(np.logical_or.reduce(self._contains, axis=1))
 
     def recall(self, included: np.ndarray) -> float | None:
@@ -105,8 +101,8 @@ _INDEXES: WeakKeyDictionary[Items, dict[str, np.ndarray]] = WeakKeyDictionary()
 
 def _word_index(table: Items) -> dict[str, np.ndarray]:
     """Each content word of the table's texts, and the positions of the items
-    whose text holds it (ascending), made once per table: every window of it
-    (each step of a replay) reads its answers' words here."""
+    whose text holds it (ascending), made once per table: every turn asking
+    about it, and every window of it (each step of a replay), reads it."""
     index = _INDEXES.get(table)
     if index is None:
         where: dict[str, list[int]] = {}
