@@ -268,9 +268,9 @@ def _bare_pass(path: Path) -> float:
 def _replay(task: Task, spec: str, profiles: tuple[tuple[str, Profile], ...]) -> int:
     """What a worker does with the replay's task: its records made (their cache
     figures in columns, as an eval keeps them) and encoded as the journal stores them."""
-    with cyclic_gc_paused():
-        records = run_task(task, [spec], [CHITCHAT_BUDGET], profiles=profiles, whole=False)
-        return sum(Batch.of(records).cells)
+    with cyclic_gc_paused():  # the records gone before the collector resumes, as in a worker
+        batch = Batch.of(run_task(task, [spec], [CHITCHAT_BUDGET], profiles=profiles, whole=False))
+    return sum(batch.cells)
 
 
 def _replay_profiles() -> dict[str, Profile]:
