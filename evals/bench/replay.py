@@ -59,8 +59,8 @@ from packproof.evals.bench.pack.corpus import CorpusError, load_corpus, pick_pro
 from packproof.evals.bench.reports import reports_alone
 from packproof.evals.metrics.cache.files import load_profiles
 from packproof.evals.metrics.cache.model import Profile
-from packproof.evals.run.journal import RESULTS, Batch, read_results
-from packproof.evals.run.runner import Task, run_cells, run_task
+from packproof.evals.run.journal import RESULTS, read_results
+from packproof.evals.run.runner import Task, TaskRunner, run_cells
 from packproof.evals.scenarios.format import Scenario, Turn, load_compiled
 from packproof.packer.files import write_atomic
 from packproof.packer.jsonio import dumpb, dumps
@@ -266,11 +266,10 @@ def _bare_pass(path: Path) -> float:
 
 
 def _replay(task: Task, spec: str, profiles: tuple[tuple[str, Profile], ...]) -> int:
-    """What a worker does with the replay's task: its records made (their cache
-    figures in columns, as an eval keeps them) and encoded as the journal stores them."""
-    with cyclic_gc_paused():  # the records gone before the collector resumes, as in a worker
-        batch = Batch.of(run_task(task, [spec], [CHITCHAT_BUDGET], profiles=profiles, whole=False))
-    return sum(batch.cells)
+    """What a worker does with the replay's task (the pool's own call): its
+    records made (their cache figures in columns, as an eval keeps them) and
+    encoded as the journal stores them."""
+    return sum(TaskRunner((spec,), (CHITCHAT_BUDGET,), profiles=profiles)(task).cells)
 
 
 def _replay_profiles() -> dict[str, Profile]:

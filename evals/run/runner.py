@@ -49,7 +49,7 @@ from packproof.packer.pipeline import Ranked, cyclic_gc_paused, decide, rank, re
 from packproof.packer.request import Request, parse_items, parse_request, request_to_json
 from packproof.packer.strategies import StrategyBase
 
-__all__ = ["Task", "parsed_turns", "run_cells", "run_task", "tasks"]
+__all__ = ["Task", "TaskRunner", "parsed_turns", "run_cells", "run_task", "tasks"]
 
 
 def _without_tokens(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -279,7 +279,7 @@ def run_cells(
     are done, however they end. ``progress(done, total)`` counts cells of the
     grid: called once before any task, then as each task's records are written."""
     start_packers(config.packers, packer, timeout, executor, jobs)
-    fn = _TaskRunner(
+    fn = TaskRunner(
         config.specs,
         config.budgets,
         tuple(packer) if packer else None,
@@ -300,7 +300,7 @@ def _run_into(
     config: EvalConfig,
     out_dir: Path,
     execute: Map,
-    fn: _TaskRunner,
+    fn: TaskRunner,
     resume: bool,
     progress: Callable[[int, int], None] | None,
     whole: bool = True,
@@ -347,7 +347,7 @@ def _run_into(
 
 
 @dataclass(frozen=True)
-class _TaskRunner:
+class TaskRunner:
     """A picklable ``run_task`` with the grid bound (process pools pickle it)."""
 
     specs: tuple[str, ...]
