@@ -167,7 +167,7 @@ def canonical_array(values: Sequence[float]) -> list[float]:
     """:func:`canonical` of many floats at once."""
     array = np.asarray(values, dtype=np.float64)
     if not np.isfinite(array).all():
-        bad = array[~np.isfinite(array)][0]
+        bad = float(array[~np.isfinite(array)][0])
         raise ValueError(f"non-finite float {bad!r} cannot be written as JSON")
     out: list[float] = round_floats(array).tolist()
     return out

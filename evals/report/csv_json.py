@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -44,9 +45,12 @@ _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
 def _cell(value: object) -> object:
     """OWASP's CSV-injection defence for text cells: a leading quote makes a
     spreadsheet show the text instead of running it. Numbers are left as they are."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+    return _safe(value) if isinstance(value, str) else value
+
+
+def _safe(text: str) -> str:
+    """:func:`_cell` of a text."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def _replay_rows(
@@ -94,20 +98,86 @@ def render_csv(ctx: ReportContext) -> str:
     writer.writerow([_cell(k) for k in (*_KEYS, *replay_keys, *names, *extra)])
     specs = [s["spec"] for s in summary["strategies"]]
     ordered = order_records(records, specs, summary["budgets"])
-    values = [list(map(r["metrics"].get, names)) for r in ordered]
-    # Every float rounded as canonical() does, in one pass over the table.
-    floats = [v for row in values for v in row if isinstance(v, float)]
-    floats += [v for row in replay_rows for v in row if isinstance(v, float)]
+    # read a record at a time (records lie apart in memory), then turned into columns
+    rows = [(*map(r.get, _KEYS, _BLANKS), *map(r["metrics"].get, names)) for r in ordered]
+    columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) or [() for _ in (*_KEYS, *names)]
+    blank = [("",) * len(rows)]
+    columns[len(_KEYS) : len(_KEYS)] = blank * len(replay_keys)
+    columns += blank * len(extra)
+    cells = _fast_cells(columns, len(_KEYS))
+    if cells is not None:
+        out.writelines(f"{line}\n" for line in map(",".join, zip(*cells, strict=True)))
+    else:
+        _write_cells(writer, columns, len(_KEYS))
+    floats = [v for row in replay_rows for v in row if isinstance(v, float)]
     rounded = iter(canonical_array(floats))
-    for r, row in zip(ordered, values, strict=True):
-        metrics = ["" if v is None else next(rounded) if isinstance(v, float) else v for v in row]
-        keys = map(_cell, map(r.get, _KEYS, _BLANKS))
-        writer.writerow([*keys, *([""] * len(replay_keys)), *metrics, *([""] * len(extra))])
     for row in replay_rows:
         writer.writerow(
             ["" if v is None else next(rounded) if isinstance(v, float) else _cell(v) for v in row]
         )
     return out.getvalue()
+
+
+# What a column may hold to be written without the csv writer: numbers of one
+# kind (1 and 1.0 are one key of a dict), text, nothing.
+_PLAIN: Final = (frozenset({type(None), int, str}), frozenset({type(None), float, str}))
+# A text cell that the csv writer would quote (QUOTE_MINIMAL, "\n" ending the rows).
+_QUOTED: Final = re.compile(r'[,"\r\n]')
+
+
+def _fast_cells(columns: Sequence[Sequence[Any]], keys: int) -> list[list[str]] | None:
+    """Each column as the csv writer writes its cells, each distinct value
+    written once: text through :func:`_cell`, floats rounded as ``canonical``
+    rounds them. None when a column holds anything but one kind of number,
+    text and None, when one of the first ``keys`` columns holds a float, or
+    when a float cannot be written (:func:`_write_cells` then says so)."""
+    out = []
+    for at, column in enumerate(columns):
+        kinds = set(map(type, column))
+        if not any(kinds <= plain for plain in _PLAIN) or (at < keys and float in kinds):
+            return None  # a key's float is written unrounded, and -0.0 is 0.0 to a dict
+        distinct = list(dict.fromkeys(column))
+        floats = [v for v in distinct if type(v) is float]
+        try:
+            texts: dict[Any, str] = dict(
+                zip(floats, map(repr, canonical_array(floats)), strict=True)
+            )
+        except ValueError:  # not finite
+            return None
+        for v in distinct:
+            if v is None:
+                texts[v] = ""
+            elif type(v) is int:
+                texts[v] = str(v)
+            elif type(v) is str:
+                texts[v] = _text(_safe(v))
+        out.append(list(map(texts.__getitem__, column)))
+    return out
+
+
+def _text(value: str) -> str:
+    """A text cell as the csv writer writes it: quoted, quotes doubled, when it
+    holds a comma, a quote or a line break."""
+    if not _QUOTED.search(value):
+        return value
+    if "\r" in value:  # whether "\r" alone makes the writer quote depends on the Python
+        one = io.StringIO()
+        csv.writer(one, lineterminator="\n").writerow([value, ""])
+        return one.getvalue()[: -len(",\n")]
+    return '"' + value.replace('"', '""') + '"'
+
+
+def _write_cells(writer: Any, columns: Sequence[Sequence[Any]], keys: int) -> None:
+    """The cell rows through the csv writer: text through :func:`_cell`, floats
+    after the first ``keys`` columns rounded as ``canonical`` rounds them."""
+    rows = list(zip(*columns, strict=True))
+    floats = [v for row in rows for v in row[keys:] if isinstance(v, float)]
+    rounded = iter(canonical_array(floats))
+    for row in rows:
+        values = (
+            "" if v is None else next(rounded) if isinstance(v, float) else v for v in row[keys:]
+        )
+        writer.writerow([*map(_cell, row[:keys]), *map(_cell, values)])
 
 
 def render_json(ctx: ReportContext) -> str:
