@@ -14,7 +14,8 @@ reports, ``load_run``, ``compare`` and the tuner read a run as before:
   nothing of that step's, store ``{"add": [...]}``: the whole pack. The
   record's ``selected`` (its packed ids, in ordinal order) goes into the delta
   as ``"selected": "pack"`` when it is the pack's ids in pack order, else as
-  their positions in the pack (a cache-aware pack orders itself).
+  their positions in the pack (a cache-aware pack orders itself). A reader
+  may keep the deltas as they are, made whole when asked (evals/run/packs.py).
 - **The cache figures once per chain, in columns.** A chain's records drop
   ``cache`` and ``cache_placements``; one line after them, keyed
   :func:`chain_key`, holds ``columns``: ``turns`` (its priced records' turns,
@@ -32,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from packproof.evals.run.packs import PACK_ROW, SELECTED_PACK, ChainPacks, make_whole, pack_ids
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import mark_float_list
 
@@ -46,7 +48,6 @@ __all__ = [
 ]
 
 CHAIN_COLUMNS: Final = "columns"  # the field that marks a chain's line
-SELECTED_PACK: Final = "pack"  # a record's selected ids are its pack's, in pack order
 # a record read without its figures made whole: (its chain's ChainFigures, its row)
 CACHE_ROW: Final = "_cache_row"
 FIGURES: Final = ("cached", "written", "uncached", "cost")  # a step's figures, in record order
@@ -73,6 +74,19 @@ def _kept(before: Sequence[Any], after: Sequence[Any]) -> int:
     return k
 
 
+def _positions(selected: Any, length: int) -> bool:
+    """Whether ``selected`` names ids of a pack of ``length`` segments: ``"pack"``,
+    or positions in it."""
+    if selected == SELECTED_PACK:
+        return True
+    if type(selected) is not list:
+        return False
+    try:
+        return all(isinstance(i, int) and 0 <= i < length for i in selected)
+    except TypeError:
+        return False
+
+
 def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any], bool]]:
     """Each record in its compact form, then each chain's columns: ``(key,
     object, is_cell)`` in journal order; a chain's columns are ready for
@@ -83,6 +97,8 @@ def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any],
     columns: dict[Chain, dict[str, Any]] = {}
     rows: dict[Chain, tuple[ChainFigures, list[int], list[int]]] = {}
     for r in records:
+        if PACK_ROW in r:  # read without its pack made whole
+            make_whole([r])
         row = r.pop(CACHE_ROW, None)
         if row is not None:  # figures already in columns (the runner's, a reader's)
             held = rows.setdefault(_chain(r), (row[0], [], []))
@@ -123,7 +139,7 @@ def _selected_in(r: dict[str, Any], segments: Sequence[Any], delta: dict[str, An
     pack order, else their positions in the pack (a cache-aware pack's order
     differs); a ``selected`` the pack does not name stays as it is."""
     selected = r.get("selected")
-    ids = _ids(segments)
+    ids = pack_ids(segments)
     if selected == ids:
         del r["selected"]
         delta["selected"] = SELECTED_PACK
@@ -138,11 +154,6 @@ def _selected_in(r: dict[str, Any], segments: Sequence[Any], delta: dict[str, An
     if len(at) == len(ids) == len(set(positions)):
         del r["selected"]
         delta["selected"] = positions
-
-
-def _ids(segments: Sequence[Any]) -> list[Any]:
-    """The ids of a pack's ``[id, tokens]`` segments, in pack order."""
-    return [s[0] for s in segments]
 
 
 def _prepared(cols: dict[str, Any]) -> dict[str, Any]:
@@ -182,13 +193,18 @@ def _append(target: dict[str, Any], by_profile: Mapping[str, Any]) -> None:
 
 class Decoder:
     """Records read in journal order made whole again: each ``pack_delta``
-    resolved against its chain's step before it (:meth:`record`), then each
-    chain's columns spread over its records (:meth:`finish`). Errors name the
-    line of the journal (``where``) and what was expected."""
+    resolved against its chain's step before it (:meth:`record`; or, without
+    ``packs``, checked and left as its chain's row: :data:`PACK_ROW`), then
+    each chain's columns spread over its records (:meth:`finish`). Errors name
+    the line of the journal (``where``) and what was expected."""
 
-    def __init__(self, source: str) -> None:
-        self.source = source
+    def __init__(self, source: str, packs: bool = True) -> None:
+        self.source, self.whole_packs = source, packs
         self.last: dict[Chain, tuple[int, list[Any]]] = {}
+        # without whole packs: each chain's rows, and its last step's (turn, length, row)
+        self.packs: dict[Chain, ChainPacks] = {}
+        self.last_row: dict[Chain, tuple[int, int, int]] = {}
+        self.rowed: list[dict[str, Any]] = []  # the records given a PACK_ROW
         self.replays: dict[Chain, dict[int, dict[str, Any]]] = {}
         self.columns: list[tuple[int, dict[str, Any]]] = []
         self.chain_keys: dict[str, Chain] = {}
@@ -198,12 +214,18 @@ class Decoder:
 
     def record(self, n: int, r: dict[str, Any]) -> None:
         delta = r.pop("pack_delta", None)
+        if not self.whole_packs:
+            self._record_row(n, r, delta)
+            return
         if delta is None:
             if "segments" not in r:
                 return
             segments = r["segments"]
         else:
-            segments = self._resolve(n, _chain(r), delta)
+            before = self.last.get(_chain(r))
+            keep = self._keep(n, delta, None if before is None else (before[0], len(before[1])))
+            add: list[Any] = delta["add"]
+            segments = list(add) if keep is None else before[1][:keep] + add  # type: ignore[index]
             r["segments"] = segments
             if "selected" in delta:
                 r["selected"] = self._selected(n, segments, delta["selected"])
@@ -212,12 +234,41 @@ class Decoder:
         if r["status"] == "ok" and not r.get("probe"):
             self.last[chain] = (r["turn"], segments)
 
-    def _resolve(self, n: int, chain: Chain, delta: Any) -> list[Any]:
+    def _record_row(self, n: int, r: dict[str, Any], delta: Any) -> None:
+        """:meth:`record` leaving the pack as its chain's row (the same checks;
+        every added segment's shape checked as it is added)."""
+        if delta is None and "segments" not in r:
+            return
+        chain = _chain(r)
+        packs = self.packs.setdefault(chain, ChainPacks())
+        if delta is None:  # a whole pack in the record: a row of its own
+            length, row = len(r["segments"]), packs.add(-1, 0, r["segments"], None)
+        else:
+            before = self.last_row.get(chain)
+            keep = self._keep(n, delta, None if before is None else before[:2])
+            add = delta["add"]
+            try:
+                pack_ids(add)
+            except (IndexError, KeyError, TypeError):
+                raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
+            length = len(add) + (keep or 0)
+            if "selected" in delta and not _positions(delta["selected"], length):
+                raise self._bad_selected(n, length, delta["selected"])
+            base = -1 if keep is None else before[2]  # type: ignore[index]
+            row = packs.add(base, keep or 0, add, delta.get("selected"))
+            r[PACK_ROW] = (packs, row)
+            self.rowed.append(r)
+        self.replays.setdefault(chain, {})[r["turn"]] = r
+        if r["status"] == "ok" and not r.get("probe"):
+            self.last_row[chain] = (r["turn"], length, row)
+
+    def _keep(self, n: int, delta: Any, before: tuple[int, int] | None) -> int | None:
+        """The delta's ``keep`` (None: ``add`` is the whole pack), checked against
+        the chain's step before it: its (turn, pack length)."""
         if not isinstance(delta, dict) or not isinstance(delta.get("add"), list):
             raise self._fail(n, 'pack_delta is not {"add": [...]} with optional after and keep')
         if "after" not in delta:
-            return list(delta["add"])
-        before = self.last.get(chain)
+            return None
         after, keep = delta["after"], delta.get("keep")
         if before is None or before[0] != after:
             found = "none" if before is None else f"turn {before[0]}"
@@ -226,29 +277,25 @@ class Decoder:
                 f"pack_delta is relative to turn {after!r} of its chain, but the chain's "
                 f"step before it in the file is {found} (a journal cut or reordered?)",
             )
-        if type(keep) is not int or not 0 <= keep <= len(before[1]):
-            raise self._fail(n, f"pack_delta keep must be 0..{len(before[1])}, found {keep!r}")
-        add: list[Any] = delta["add"]
-        return before[1][:keep] + add
+        if type(keep) is not int or not 0 <= keep <= before[1]:
+            raise self._fail(n, f"pack_delta keep must be 0..{before[1]}, found {keep!r}")
+        return keep
 
     def _selected(self, n: int, segments: list[Any], selected: Any) -> list[Any]:
         """A record's ``selected`` from its pack (``pack_delta.selected``)."""
         try:
-            ids = _ids(segments)
+            ids = pack_ids(segments)
         except (IndexError, KeyError, TypeError):
             raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
-        if selected == SELECTED_PACK:
-            return ids
-        if type(selected) is list:
-            try:
-                if not selected or min(selected) >= 0:
-                    return [ids[i] for i in selected]
-            except (IndexError, TypeError):  # past the pack's end, or not an int
-                pass
-        raise self._fail(
+        if not _positions(selected, len(ids)):
+            raise self._bad_selected(n, len(ids), selected)
+        return ids if selected == SELECTED_PACK else [ids[i] for i in selected]
+
+    def _bad_selected(self, n: int, length: int, selected: Any) -> InputError:
+        return self._fail(
             n,
             f'pack_delta selected must be "{SELECTED_PACK}" or positions in its pack of '
-            f"{len(ids)} segments, found {selected!r}",
+            f"{length} segments, found {selected!r}",
         )
 
     def chain_columns(self, n: int, line: dict[str, Any]) -> None:
@@ -257,7 +304,11 @@ class Decoder:
     def finish(self, whole: bool = True) -> None:
         """Spread every chain's columns over its records: as each record's
         ``cache`` and ``cache_placements`` (``whole``), or as its row of the
-        chain's :class:`ChainFigures` (:data:`CACHE_ROW`)."""
+        chain's :class:`ChainFigures` (:data:`CACHE_ROW`). ``whole`` makes the
+        packs left as rows whole too."""
+        if whole:
+            make_whole(self.rowed)
+            self.rowed = []
         for n, line in self.columns:
             key, cols = line["key"], line[CHAIN_COLUMNS]
             turns = cols.get("turns") if isinstance(cols, dict) else None
@@ -360,6 +411,7 @@ class ChainFigures:
                 r["cache_placements"] = placed[i]
 
 
-def decode(source: str) -> Decoder:
-    """A :class:`Decoder` for the journal ``source`` (its path, for errors)."""
-    return Decoder(source)
+def decode(source: str, packs: bool = True) -> Decoder:
+    """A :class:`Decoder` for the journal ``source`` (its path, for errors);
+    without ``packs``, each replay record's pack is left as its chain's row."""
+    return Decoder(source, packs)

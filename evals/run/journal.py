@@ -159,15 +159,17 @@ def read_journal(
     ``expected`` keys) a record of another grid. With them, every key of the
     journal (cells and chains' columns). Without ``whole``, a replay record's
     cache figures stay in its chain's columns (``compact.CACHE_ROW``), which
-    the report sums; every other field is whole."""
-    return open_journal(path, expected).finish(whole)
+    the report sums, and its pack stays as the journal stores it
+    (``packs.PACK_ROW``; ``packs.selected_ids`` reads its selected ids);
+    every other field is whole."""
+    return open_journal(path, expected, whole).finish()
 
 
-def open_journal(path: Path, expected: Set[str] | None = None) -> Reader:
+def open_journal(path: Path, expected: Set[str] | None = None, whole: bool = True) -> Reader:
     """A :class:`Reader` that has read the journal at ``path`` (as
     :func:`read_journal` does; none there: nothing), to follow the lines a run
     then appends."""
-    reader = Reader(path, expected)
+    reader = Reader(path, expected, whole)
     if not path.exists():
         return reader
     try:
@@ -202,12 +204,12 @@ class Reader:
     gives what reading the whole text at once gives (the checks of
     :func:`read_journal`, each error naming its line)."""
 
-    def __init__(self, path: Path, expected: Set[str] | None = None) -> None:
-        self.path, self.expected = path, expected
+    def __init__(self, path: Path, expected: Set[str] | None = None, whole: bool = True) -> None:
+        self.path, self.expected, self.whole = path, expected, whole
         self.records: list[dict[str, Any]] = []
         self.lines: dict[str, int] = {}  # every key, and its line
         self.n = 0  # lines read
-        self.decoder = decode(str(path))
+        self.decoder = decode(str(path), packs=whole)  # without whole: packs left as rows
 
     def feed(self, text: bytes) -> None:
         path, lines, expected, decoder = self.path, self.lines, self.expected, self.decoder
@@ -248,11 +250,11 @@ class Reader:
                 self.records.append(record)
         self.n += len(parts)
 
-    def finish(self, whole: bool = True) -> tuple[list[dict[str, Any]], set[str]]:
-        """Every record (replay figures spread, or left in columns: ``whole``)
-        and every key."""
+    def finish(self, whole: bool | None = None) -> tuple[list[dict[str, Any]], set[str]]:
+        """Every record (replay figures spread and packs made whole, or left in
+        columns and rows: ``whole``, by default the reader's) and every key."""
         with cyclic_gc_paused():
-            self.decoder.finish(whole)
+            self.decoder.finish(self.whole if whole is None else whole)
         return self.records, set(self.lines)
 
 

@@ -315,7 +315,7 @@ def _run_into(
         for s in t.specs or config.specs
         for b in config.budgets
     }
-    reader = open_journal(results, grid) if resume else Reader(results)  # follows the file
+    reader = open_journal(results, grid, whole) if resume else Reader(results, whole=whole)
     finished = set(reader.lines)
     if not resume:
         for old in (results, out_dir / LEGACY_RESULTS):
@@ -343,7 +343,7 @@ def _run_into(
             written += cells
             progress(written, len(grid))
             reader.feed(text)
-    return reader.finish(whole)[0]  # the file's lines: a resumed run reports as a whole one
+    return reader.finish()[0]  # the file's lines (it follows the file): as a whole run's
 
 
 @dataclass(frozen=True)

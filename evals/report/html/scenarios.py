@@ -20,6 +20,7 @@ from packproof.evals.report.failures import CLASSES, by_scenario
 from packproof.evals.report.html.base import _cell, _e, _Page, _table
 from packproof.evals.report.status import CLASS_NAMES, TURNS_LISTED, budget_name, turns_text
 from packproof.evals.run.config import SCENARIO_BUDGET
+from packproof.evals.run.packs import selected_ids
 
 __all__ = ["MAX_SCENARIOS", "MAX_TEXT", "MAX_TURNS", "scenarios_section"]
 
@@ -56,7 +57,7 @@ def _why(record: Mapping[str, Any], item_id: str) -> str:
 def _pack_cell(
     record: Mapping[str, Any], items: Mapping[str, Mapping[str, Any]], gold: set[str]
 ) -> str:
-    selected: Sequence[str] = record.get("selected") or []
+    selected: Sequence[str] = selected_ids(record) or []  # the pack may be a delta
     if record.get("status", "ok") != "ok":
         body = f'<span class="fail">{_e(record["status"])}: {_e(record.get("error", ""))}</span>'
     elif not selected:

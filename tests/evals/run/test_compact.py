@@ -21,6 +21,7 @@ from packproof.evals.run import journal
 from packproof.evals.run.compact import CACHE_ROW
 from packproof.evals.run.config import load_config
 from packproof.evals.run.journal import Batch, gzip_member, read_results
+from packproof.evals.run.packs import PACK_ROW, selected_ids
 from packproof.evals.run.runner import run_task, tasks
 from packproof.packer import InputError
 from packproof.packer.jsonio import dumps
@@ -208,12 +209,13 @@ def _first_delta(lines: list[dict[str, Any]]) -> dict[str, Any]:
         ),
     ],
 )
+@pytest.mark.parametrize("whole", [True, False])
 def test_a_compact_line_that_does_not_resolve_is_one_clear_error(
-    tmp_path: Path, edit: Any, message: str
+    tmp_path: Path, edit: Any, message: str, whole: bool
 ) -> None:
     path = _edited(tmp_path, edit)
     with pytest.raises(InputError, match=message):
-        read_results(path)
+        read_results(path, whole=whole)
 
 
 def test_a_journal_that_stores_selected_whole_reads_the_same(tmp_path: Path) -> None:
@@ -266,24 +268,49 @@ def test_a_reader_fed_each_batch_as_written_reads_what_the_file_holds(
 ) -> None:
     batches = _records(tmp_path)
     path = tmp_path / "results.jsonl.gz"
-    reader = journal.Reader(path)
+    reader = journal.Reader(path, whole=whole)
     with path.open("wb") as sink:
         for batch in batches:
             reader.feed(Batch.of(copy.deepcopy(batch)).write(sink, set())[1])
-    followed, keys = reader.finish(whole)
+    followed, keys = reader.finish()
     back, file_keys = journal.read_journal(path, whole=whole)
     assert keys == file_keys and len(followed) == len(back) == sum(map(len, batches))
     if whole:
         assert [dumps(r) for r in followed] == [dumps(r) for r in back]
-    else:  # the figures stay in their chains' columns: the same rows of the same values
+    else:  # figures and packs stay in their chains' columns and rows: the same values
+        rows = (CACHE_ROW, PACK_ROW)
         for a, b in zip(followed, back, strict=True):
-            assert {k: v for k, v in a.items() if k != CACHE_ROW} == {
-                k: v for k, v in b.items() if k != CACHE_ROW
+            assert {k: v for k, v in a.items() if k not in rows} == {
+                k: v for k, v in b.items() if k not in rows
             }
-            assert (CACHE_ROW in a) == (CACHE_ROW in b)
+            assert (CACHE_ROW in a) == (CACHE_ROW in b) and (PACK_ROW in a) == (PACK_ROW in b)
             if CACHE_ROW in a:
                 assert a[CACHE_ROW][1] == b[CACHE_ROW][1]
                 assert a[CACHE_ROW][0].columns == b[CACHE_ROW][0].columns
+            if PACK_ROW in a:
+                assert a[PACK_ROW][0].rows == b[PACK_ROW][0].rows
+
+
+def test_packs_left_as_rows_are_the_whole_records_packs(tmp_path: Path) -> None:
+    # what the reports read (whole=False): each replay record's pack as its
+    # chain's row, made whole only when asked, one record or every one
+    path = _journal(tmp_path, _records(tmp_path))
+    whole = read_results(path)
+    rows = read_results(path, whole=False)
+    assert not any("segments" in r for r in rows if PACK_ROW in r)
+    assert sum(PACK_ROW in r for r in rows) == sum("segments" in r for r in whole)
+    for a, b in zip(rows, whole, strict=True):
+        assert selected_ids(a) == b.get("selected")
+        if PACK_ROW in a:
+            packs, row = a[PACK_ROW]
+            assert packs.segments(row) == b["segments"]
+    reader = journal.open_journal(path, whole=False)  # asked whole at the end
+    assert [dumps(r) for r in reader.finish(True)[0]] == [dumps(r) for r in whole]
+    # written again (as a journal of records read so), the same lines
+    again = tmp_path / "again.jsonl.gz"
+    with again.open("wb") as sink:
+        Batch.of(read_results(path, whole=False)).write(sink, set())
+    assert [dumps(r) for r in read_results(again)] == [dumps(r) for r in whole]
 
 
 def test_a_report_sums_the_columns_as_it_sums_whole_records(tmp_path: Path) -> None:
