@@ -80,7 +80,7 @@ def build_report(
     static_prefix_tokens: Sequence[int] = (0,),
     compare: Sequence[tuple[str, str]] = (),
     packers: Mapping[str, Mapping[str, Any]] | None = None,
-    replay_ready: Callable[[dict[str, Any]], None] | None = None,
+    ready: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """The summary: the verdict per budget; per strategy and budget, every
     metric's mean and interval (and cluster interval where cells cluster),
@@ -91,8 +91,9 @@ def build_report(
     (``replay``: per profile in ``cache_profiles``, name -> profile in config
     order, and per ``static_prefix_tokens``; see replay.py). A named packer's
     entry in ``strategies`` carries what ``packers`` says of it (its command).
-    ``replay_ready`` is given the summary's ``strategies`` and ``replay`` as
-    soon as they are computed, before the rest (the frontier plot needs no more)."""
+    ``ready`` is given parts of the summary, as it will hold them, as soon as
+    they are computed: ``strategies`` and ``replay`` (all the frontier plot
+    reads), then ``strategies``, ``confidence`` and ``groups`` (the recall plots')."""
     ordered = order_records(records, specs, budgets)
     stats = Stats(resamples, confidence, seed)
     strategies = [{"spec": s, "label": labels[s], **(packers or {}).get(s, {})} for s in specs]
@@ -105,12 +106,14 @@ def build_report(
         static_prefix_tokens=static_prefix_tokens,
         stats=stats.mean,
     )
-    if replay_ready is not None:  # the summary's strategies and replay, as it will hold them
-        replay_ready(significant({"strategies": strategies}) | {"replay": replay})
+    if ready is not None:  # the summary's strategies and replay, as it will hold them
+        ready(significant({"strategies": strategies}) | {"replay": replay})
     frame = cells_frame(
         ordered, specs=specs, labels=labels, budgets=budgets, breakdown_tags=breakdown_tags
     )
     groups = aggregate.groups(frame, labels, METRICS, stats)
+    if ready is not None:
+        ready(significant({"strategies": strategies, "confidence": confidence, "groups": groups}))
     best = best_specs(groups, budgets)
     paired_metrics = [m for m in PAIRED if m in frame]
     comparisons = []

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -317,7 +318,7 @@ def _render(
         static_prefix_tokens=config.static_prefix_tokens,
         compare=config.compare,
         packers={name: p.describe() for name, p in config.packers.items()},
-        replay_ready=drawer.early,  # the frontier is drawn while the rest is computed
+        ready=partial(drawer.early, records=records),  # plots drawn as their parts are ready
     )
     scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
     ctx = ReportContext(summary, records, scenarios)

@@ -6,10 +6,11 @@ summary and each cell's strategy and latency, never the records themselves. A
 :class:`Drawer` starts its process (a fresh interpreter that imports packproof
 by name, as an installed wheel does: no copy of this process's threads or
 memory, and not the caller's main module) before the summary is computed, so
-that matplotlib is imported while it is. :meth:`Drawer.early` sends it the part of the summary
-the frontier reads (the replays' figures, computed first), so that the largest
-plot is drawn while the rest is computed; :meth:`Drawer.draw` sends the whole
-summary; :meth:`Drawer.into` waits for the PNG bytes and puts them where the
+that matplotlib is imported while it is. :meth:`Drawer.early` sends it each
+part of the summary as soon as it is computed (the replays' figures first, then
+the groups), and it draws every plot whose part is all there (:data:`NEEDS`)
+while the rest is computed; :meth:`Drawer.draw` sends the whole summary;
+:meth:`Drawer.into` waits for the PNG bytes and puts them where the
 renderers look first (``ReportContext.once``), so each renderer returns the
 very bytes it would have drawn itself (the same code on the same figures).
 
@@ -29,7 +30,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, Final
 
@@ -39,7 +40,7 @@ from packproof.evals.report.plots.frontier import frontier
 from packproof.evals.report.plots.latency import latency
 from packproof.evals.report.plots.recall import recall_vs_budget, recall_vs_stability
 
-__all__ = ["MIN_CELLS", "PLOTS", "Check", "Drawer", "serve"]
+__all__ = ["MIN_CELLS", "NEEDS", "PLOTS", "Check", "Drawer", "serve"]
 
 Check = Callable[[Any], list[str]]  # a summary's errors (evaluate.validate_summary)
 
@@ -60,22 +61,48 @@ _START: Final = (
 MIN_CELLS: Final = 20_000
 
 
+# What each plot reads of a summary (and latency.png of the cells): a part of the
+# summary that holds these is enough to draw it (Drawer.early).
+NEEDS: Final[dict[str, tuple[str, ...]]] = {
+    "recall_vs_budget.png": ("strategies", "confidence", "groups"),
+    "recall_vs_stability.png": ("strategies", "confidence", "groups"),
+    "latency.png": ("strategies",),
+    "frontier.png": ("strategies", "replay"),
+}
+
+
 def _draw(
-    summary: Mapping[str, Any], specs: list[str], ms: list[Any], made: dict[str, Any]
+    summary: Mapping[str, Any],
+    specs: list[str] | None,
+    ms: list[Any] | None,
+    made: dict[str, Any],
+    only: Iterable[str] | None = None,
 ) -> dict[str, Any]:
-    """Every plot of a context holding ``summary`` and, per cell, only its
-    ``spec`` and ``latency_ms`` (all that the plots read of the records); those
-    in ``made`` are not drawn again."""
-    records = [{"spec": s, "latency_ms": m} for s, m in zip(specs, ms, strict=True)]
+    """Every plot (or those named ``only``) of a context holding ``summary``
+    and, per cell, only its ``spec`` and ``latency_ms`` (all that the plots read
+    of the records; None: not known yet, no latency.png); those in ``made`` are
+    not drawn again."""
+    records = [{"spec": s, "latency_ms": m} for s, m in zip(specs or (), ms or (), strict=True)]
     ctx = ReportContext(summary, records, {}, dict(made))
-    return {name: plot(ctx) for name, plot in PLOTS.items()}
+    names = PLOTS if only is None else [n for n in PLOTS if n in set(only)]
+    return {name: PLOTS[name](ctx) for name in names}
+
+
+def _drawable(part: Mapping[str, Any], cells: bool) -> list[str]:
+    """The plots a part of a summary holds all they read of it (latency.png
+    with the cells' specs and latencies, ``cells``)."""
+    return [
+        name
+        for name, needs in NEEDS.items()
+        if all(k in part for k in needs) and (cells or name != "latency.png")
+    ]
 
 
 def serve(fd: int, parent: int) -> None:
-    """The second process (``python -c``, given its end of the pipe): draw the
-    frontier from the first part of a summary (:meth:`Drawer.early`), then the
-    rest from the whole one, and send them back (None when drawing them failed:
-    the eval draws them itself, and raises)."""
+    """The second process (``python -c``, given its end of the pipe): draw each
+    plot as soon as a part of the summary holds what it reads
+    (:meth:`Drawer.early`), then the rest from the whole one, and send them back
+    (None when drawing them failed: the eval draws them itself, and raises)."""
     from packproof.evals.run.process import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the eval's to handle
@@ -85,14 +112,21 @@ def serve(fd: int, parent: int) -> None:
     ready()  # matplotlib imported while the eval computes the summary
     conn = Connection(fd)
     made: dict[str, Any] = {}
+    specs = ms = None
     try:
-        while (job := conn.recv())[0] == "frontier":
-            with contextlib.suppress(Exception):  # drawn again from the whole summary
-                made = {"frontier.png": frontier(ReportContext(job[1], [], {}))}
+        while (job := conn.recv())[0] == "part":
+            if job[2] is not None:
+                specs, ms = job[2], job[3]
+            only = [n for n in _drawable(job[1], specs is not None) if n not in made]
+            for name in only:
+                with contextlib.suppress(Exception):  # drawn again from the whole summary
+                    made.update(_draw(job[1], specs, ms, made, [name]))
     except EOFError:  # the eval is done with it (an error before the summary)
         return
     try:
-        drawn: dict[str, Any] | None = _draw(job[1], job[2], job[3], made)
+        if job[2] is not None:
+            specs, ms = job[2], job[3]
+        drawn: dict[str, Any] | None = _draw(job[1], specs, ms, made)
     except BaseException:  # drawn again, and raised, in the eval
         drawn = None
     try:
@@ -111,6 +145,7 @@ class Drawer:
     def __init__(self, enabled: bool = True) -> None:
         self._conn: Connection | None = None
         self._process: Any = None
+        self._cells_sent = False
         if not enabled:
             return
         try:
@@ -133,10 +168,20 @@ class Drawer:
             theirs.close()
         self._conn, self._process = ours, process
 
-    def early(self, part: Mapping[str, Any]) -> None:
-        """Send the process the summary's ``strategies`` and ``replay`` (all that
-        the frontier reads), before the rest is computed."""
-        self._send(("frontier", dict(part)))
+    def early(
+        self, part: Mapping[str, Any], records: Sequence[Mapping[str, Any]] | None = None
+    ) -> None:
+        """Send the process a part of the summary (as the summary will hold it)
+        before the rest is computed, and the cells' specs and latencies once
+        (``records``): it draws each plot whose part is all there (:data:`NEEDS`)."""
+        self._send(("part", dict(part), *self._cells(records)))
+
+    def _cells(self, records: Sequence[Mapping[str, Any]] | None) -> tuple[Any, Any]:
+        """The cells' specs and latencies, the first time they are sent (then None)."""
+        if records is None or self._cells_sent:
+            return None, None
+        self._cells_sent = True
+        return [r["spec"] for r in records], [r.get("latency_ms") for r in records]
 
     def draw(self, ctx: ReportContext, check: Check | None = None) -> None:
         """Send the process what the plots need of ``ctx``, and ``check`` to run
@@ -144,16 +189,7 @@ class Drawer:
         by name)."""
         if self._conn is None:
             return
-        records = ctx.records
-        self._send(
-            (
-                "all",
-                dict(ctx.summary),
-                [r["spec"] for r in records],
-                [r.get("latency_ms") for r in records],
-                check,
-            )
-        )
+        self._send(("all", dict(ctx.summary), *self._cells(ctx.records), check))
 
     def _send(self, job: tuple[Any, ...]) -> None:
         if self._conn is None:

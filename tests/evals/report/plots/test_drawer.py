@@ -14,7 +14,7 @@ import pytest
 
 import packproof.evals.run.evaluate as evaluate_module
 from packproof.evals.report.model import ReportContext
-from packproof.evals.report.plots.drawer import PLOTS, Drawer
+from packproof.evals.report.plots.drawer import NEEDS, PLOTS, Drawer
 from packproof.evals.run.evaluate import evaluate, validate_summary
 from tests.evals.report.plots.test_plots import crowded
 from tests.evals.run.test_runner import reports, write_config
@@ -39,15 +39,33 @@ def test_a_second_process_draws_the_bytes_drawn_here() -> None:
     assert {name: plot(there) for name, plot in PLOTS.items()} == expected
 
 
-@pytest.mark.parametrize("replay", ["whole", "broken"])
-def test_the_frontier_drawn_from_the_first_part_of_a_summary_is_the_same(replay: str) -> None:
+def test_each_plot_reads_of_the_summary_only_what_it_needs() -> None:
+    here = fresh()
+    summary = {**here.summary, "confidence": 0.9}  # not the plots' default
+    for name, plot in PLOTS.items():
+        part = {k: summary[k] for k in NEEDS[name]}
+        whole = plot(ReportContext(summary, here.records, {}))
+        assert plot(ReportContext(part, here.records, {})) == whole, name
+
+
+@pytest.mark.parametrize("parts", ["whole", "broken", "cells later"])
+def test_the_plots_drawn_from_parts_of_a_summary_are_the_same(parts: str) -> None:
     here = fresh()
     expected = {name: plot(here) for name, plot in PLOTS.items()}
     there = fresh()
-    part = {"strategies": there.summary["strategies"], "replay": there.summary["replay"]}
+    summary = there.summary
+    first = {"strategies": summary["strategies"], "replay": summary["replay"]}
+    second = {k: summary[k] for k in ("strategies", "confidence", "groups")}
     with Drawer() as drawer:
-        # a part the frontier fails on: drawn again from the whole summary
-        drawer.early(part if replay == "whole" else {**part, "strategies": None})
+        if parts == "broken":  # parts the plots fail on: drawn again from the whole summary
+            drawer.early({**first, "strategies": None}, there.records)
+            drawer.early({**second, "groups": None})
+        elif parts == "cells later":  # latency.png waits for the cells
+            drawer.early(first)
+            drawer.early(second, there.records)
+        else:
+            drawer.early(first, there.records)
+            drawer.early(second)
         drawer.draw(there)
         drawer.into(there)
     assert there.made == expected
