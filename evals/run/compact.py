@@ -33,7 +33,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from packproof.evals.run.packs import PACK_ROW, SELECTED_PACK, ChainPacks, make_whole, pack_ids
+from packproof.evals.run.packs import (
+    PACK_ROW,
+    SELECTED_PACK,
+    ChainPacks,
+    make_whole,
+    names_ids,
+    pack_ids,
+)
 from packproof.packer.errors import InputError
 from packproof.packer.jsonio import mark_float_list
 
@@ -72,19 +79,6 @@ def _kept(before: Sequence[Any], after: Sequence[Any]) -> int:
     while k < n and before[k] == after[k]:
         k += 1
     return k
-
-
-def _positions(selected: Any, length: int) -> bool:
-    """Whether ``selected`` names ids of a pack of ``length`` segments: ``"pack"``,
-    or positions in it."""
-    if selected == SELECTED_PACK:
-        return True
-    if type(selected) is not list:
-        return False
-    try:
-        return all(isinstance(i, int) and 0 <= i < length for i in selected)
-    except TypeError:
-        return False
 
 
 def encode(records: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any], bool]]:
@@ -220,7 +214,7 @@ class Decoder:
         if delta is None:
             if "segments" not in r:
                 return
-            segments = r["segments"]
+            segments = self._segments(n, r)
         else:
             before = self.last.get(_chain(r))
             keep = self._keep(n, delta, None if before is None else (before[0], len(before[1])))
@@ -242,7 +236,8 @@ class Decoder:
         chain = _chain(r)
         packs = self.packs.setdefault(chain, ChainPacks())
         if delta is None:  # a whole pack in the record: a row of its own
-            length, row = len(r["segments"]), packs.add(-1, 0, r["segments"], None)
+            segments = self._segments(n, r)
+            length, row = len(segments), packs.add(None, 0, segments, None)
         else:
             before = self.last_row.get(chain)
             keep = self._keep(n, delta, None if before is None else before[:2])
@@ -252,15 +247,20 @@ class Decoder:
             except (IndexError, KeyError, TypeError):
                 raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
             length = len(add) + (keep or 0)
-            if "selected" in delta and not _positions(delta["selected"], length):
+            if "selected" in delta and not names_ids(delta["selected"], length):
                 raise self._bad_selected(n, length, delta["selected"])
-            base = -1 if keep is None else before[2]  # type: ignore[index]
+            base = None if keep is None else before[2]  # type: ignore[index]
             row = packs.add(base, keep or 0, add, delta.get("selected"))
             r[PACK_ROW] = (packs, row)
             self.rowed.append(r)
         self.replays.setdefault(chain, {})[r["turn"]] = r
         if r["status"] == "ok" and not r.get("probe"):
             self.last_row[chain] = (r["turn"], length, row)
+
+    def _segments(self, n: int, r: dict[str, Any]) -> list[Any]:
+        if not isinstance(r["segments"], list):
+            raise self._fail(n, f"segments must be a list, found {type(r['segments']).__name__}")
+        return r["segments"]
 
     def _keep(self, n: int, delta: Any, before: tuple[int, int] | None) -> int | None:
         """The delta's ``keep`` (None: ``add`` is the whole pack), checked against
@@ -287,7 +287,7 @@ class Decoder:
             ids = pack_ids(segments)
         except (IndexError, KeyError, TypeError):
             raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
-        if not _positions(selected, len(ids)):
+        if not names_ids(selected, len(ids)):
             raise self._bad_selected(n, len(ids), selected)
         return ids if selected == SELECTED_PACK else [ids[i] for i in selected]
 

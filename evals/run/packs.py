@@ -16,7 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["PACK_ROW", "SELECTED_PACK", "ChainPacks", "make_whole", "pack_ids", "selected_ids"]
+__all__ = [
+    "PACK_ROW",
+    "SELECTED_PACK",
+    "ChainPacks",
+    "make_whole",
+    "names_ids",
+    "pack_ids",
+    "selected_ids",
+]
 
 # a record read without its pack made whole: (its chain's ChainPacks, its row)
 PACK_ROW: Final = "_pack_row"
@@ -27,6 +35,16 @@ _WHOLE: Final = -1  # a row that is a whole pack, not a delta on an earlier one
 def pack_ids(segments: Sequence[Any]) -> list[Any]:
     """The ids of a pack's ``[id, tokens]`` segments, in pack order."""
     return [s[0] for s in segments]
+
+
+def names_ids(selected: Any, length: int) -> bool:
+    """Whether ``selected`` (a record's as the journal stores it) names ids of a
+    pack of ``length`` segments: ``"pack"``, or positions in it."""
+    if selected == SELECTED_PACK:
+        return True
+    if type(selected) is not list:
+        return False
+    return all(isinstance(i, int) and 0 <= i < length for i in selected)
 
 
 class ChainPacks:
@@ -40,9 +58,9 @@ class ChainPacks:
     def __init__(self) -> None:
         self.rows: list[tuple[int, int, list[Any], Any]] = []
 
-    def add(self, base: int, keep: int, add: list[Any], selected: Any) -> int:
-        """A row; its index."""
-        self.rows.append((base, keep, add, selected))
+    def add(self, base: int | None, keep: int, add: list[Any], selected: Any) -> int:
+        """A row (``base`` None: ``add`` is the whole pack); its index."""
+        self.rows.append((_WHOLE if base is None else base, keep, add, selected))
         return len(self.rows) - 1
 
     def segments(self, row: int) -> list[Any]:

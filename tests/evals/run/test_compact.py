@@ -160,6 +160,12 @@ def _edited(tmp: Path, edit: Any) -> Path:
     return path
 
 
+def _whole(line: dict[str, Any], segments: Any) -> None:
+    """A record stored whole (as a plain journal does), with these segments."""
+    del line["pack_delta"]
+    line["segments"] = segments
+
+
 def _first_delta(lines: list[dict[str, Any]]) -> dict[str, Any]:
     return next(x for x in lines if "after" in x.get("pack_delta", {}))
 
@@ -184,6 +190,10 @@ def _first_delta(lines: list[dict[str, Any]]) -> dict[str, Any]:
         (
             lambda lines: _first_delta(lines).update(pack_delta=[1]),
             r"line \d+: pack_delta is not",
+        ),
+        (
+            lambda lines: _whole(_first_delta(lines), "x"),
+            r"line \d+: segments must be a list, found str",
         ),
         (
             lambda lines: _first_delta(lines)["pack_delta"].update(selected=[10_000]),
@@ -291,14 +301,33 @@ def test_a_reader_fed_each_batch_as_written_reads_what_the_file_holds(
                 assert a[PACK_ROW][0].rows == b[PACK_ROW][0].rows
 
 
-def test_packs_left_as_rows_are_the_whole_records_packs(tmp_path: Path) -> None:
+def _first_packs_whole(lines: list[dict[str, Any]]) -> None:
+    """Each chain's packs that are not deltas stored whole in their records."""
+    for line in lines:
+        delta = line.get("pack_delta")
+        if delta is None or "after" in delta:
+            continue
+        ids = [s[0] for s in delta["add"]]
+        selected = delta.get("selected")
+        if selected is not None:
+            line["selected"] = ids if selected == "pack" else [ids[i] for i in selected]
+        _whole(line, delta["add"])
+
+
+@pytest.mark.parametrize("stored", ["compact", "first packs whole"])
+def test_packs_left_as_rows_are_the_whole_records_packs(tmp_path: Path, stored: str) -> None:
     # what the reports read (whole=False): each replay record's pack as its
     # chain's row, made whole only when asked, one record or every one
     path = _journal(tmp_path, _records(tmp_path))
+    if stored != "compact":
+        path = _edited(tmp_path, _first_packs_whole)
     whole = read_results(path)
     rows = read_results(path, whole=False)
     assert not any("segments" in r for r in rows if PACK_ROW in r)
-    assert sum(PACK_ROW in r for r in rows) == sum("segments" in r for r in whole)
+    assert sum(PACK_ROW in r or "segments" in r for r in rows) == sum(
+        "segments" in r for r in whole
+    )
+    assert any(PACK_ROW in r for r in rows)
     for a, b in zip(rows, whole, strict=True):
         assert selected_ids(a) == b.get("selected")
         if PACK_ROW in a:
