@@ -50,8 +50,9 @@ def names_ids(selected: Any, length: int) -> bool:
 class ChainPacks:
     """One chain's packs in journal order, each a row ``(base, keep, add,
     selected)``: the first ``keep`` segments of row ``base``'s pack then
-    ``add`` (``base`` -1: ``add`` is the whole pack), and ``selected`` as the
-    journal stores it (``"pack"``, positions in the pack, or None)."""
+    ``add`` (``add`` alone when the row is a whole pack: ``base`` -1), and
+    ``selected`` as the journal stores it (``"pack"``, positions in the pack,
+    or None)."""
 
     __slots__ = ("rows",)
 
