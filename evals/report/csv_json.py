@@ -108,13 +108,8 @@ def render_csv(ctx: ReportContext) -> str:
     if cells is not None:
         out.writelines(f"{line}\n" for line in map(",".join, zip(*cells, strict=True)))
     else:
-        _write_cells(writer, columns, len(_KEYS))
-    floats = [v for row in replay_rows for v in row if isinstance(v, float)]
-    rounded = iter(canonical_array(floats))
-    for row in replay_rows:
-        writer.writerow(
-            ["" if v is None else next(rounded) if isinstance(v, float) else _cell(v) for v in row]
-        )
+        _write_rows(writer, list(zip(*columns, strict=True)), len(_KEYS))
+    _write_rows(writer, replay_rows, 0)
     return out.getvalue()
 
 
@@ -130,7 +125,7 @@ def _fast_cells(columns: Sequence[Sequence[Any]], keys: int) -> list[list[str]] 
     written once: text through :func:`_cell`, floats rounded as ``canonical``
     rounds them. None when a column holds anything but one kind of number,
     text and None, when one of the first ``keys`` columns holds a float, or
-    when a float cannot be written (:func:`_write_cells` then says so)."""
+    when a float cannot be written (:func:`_write_rows` then says so)."""
     out = []
     for at, column in enumerate(columns):
         kinds = set(map(type, column))
@@ -167,10 +162,9 @@ def _text(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
 
 
-def _write_cells(writer: Any, columns: Sequence[Sequence[Any]], keys: int) -> None:
-    """The cell rows through the csv writer: text through :func:`_cell`, floats
-    after the first ``keys`` columns rounded as ``canonical`` rounds them."""
-    rows = list(zip(*columns, strict=True))
+def _write_rows(writer: Any, rows: Sequence[Sequence[Any]], keys: int) -> None:
+    """Rows through the csv writer: text through :func:`_cell`, floats after
+    the first ``keys`` columns rounded as ``canonical`` rounds them."""
     floats = [v for row in rows for v in row[keys:] if isinstance(v, float)]
     rounded = iter(canonical_array(floats))
     for row in rows:

@@ -30,7 +30,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, Final
 
@@ -71,21 +71,18 @@ NEEDS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
+def _cell_rows(specs: list[str], ms: list[Any]) -> list[dict[str, Any]]:
+    """Per cell, only its ``spec`` and ``latency_ms``: all the plots read of the records."""
+    return [{"spec": s, "latency_ms": m} for s, m in zip(specs, ms, strict=True)]
+
+
 def _draw(
-    summary: Mapping[str, Any],
-    specs: list[str] | None,
-    ms: list[Any] | None,
-    made: dict[str, Any],
-    only: Iterable[str] | None = None,
+    summary: Mapping[str, Any], records: list[dict[str, Any]], made: dict[str, Any]
 ) -> dict[str, Any]:
-    """Every plot (or those named ``only``) of a context holding ``summary``
-    and, per cell, only its ``spec`` and ``latency_ms`` (all that the plots read
-    of the records; None: not known yet, no latency.png); those in ``made`` are
-    not drawn again."""
-    records = [{"spec": s, "latency_ms": m} for s, m in zip(specs or (), ms or (), strict=True)]
+    """Every plot of a context holding ``summary`` and ``records`` (:func:`_cell_rows`);
+    those in ``made`` are not drawn again."""
     ctx = ReportContext(summary, records, {}, dict(made))
-    names = PLOTS if only is None else [n for n in PLOTS if n in set(only)]
-    return {name: PLOTS[name](ctx) for name in names}
+    return {name: plot(ctx) for name, plot in PLOTS.items()}
 
 
 def _drawable(part: Mapping[str, Any], cells: bool) -> list[str]:
@@ -112,21 +109,22 @@ def serve(fd: int, parent: int) -> None:
     ready()  # matplotlib imported while the eval computes the summary
     conn = Connection(fd)
     made: dict[str, Any] = {}
-    specs = ms = None
+    records: list[dict[str, Any]] | None = None  # not sent yet
     try:
         while (job := conn.recv())[0] == "part":
             if job[2] is not None:
-                specs, ms = job[2], job[3]
-            only = [n for n in _drawable(job[1], specs is not None) if n not in made]
-            for name in only:
-                with contextlib.suppress(Exception):  # drawn again from the whole summary
-                    made.update(_draw(job[1], specs, ms, made, [name]))
+                records = _cell_rows(job[2], job[3])
+            ctx = ReportContext(job[1], records or [], {}, dict(made))
+            for name in _drawable(job[1], records is not None):
+                if name not in made:
+                    with contextlib.suppress(Exception):  # drawn again from the whole summary
+                        made[name] = PLOTS[name](ctx)
     except EOFError:  # the eval is done with it (an error before the summary)
         return
     try:
         if job[2] is not None:
-            specs, ms = job[2], job[3]
-        drawn: dict[str, Any] | None = _draw(job[1], specs, ms, made)
+            records = _cell_rows(job[2], job[3])
+        drawn: dict[str, Any] | None = _draw(job[1], records or [], made)
     except BaseException:  # drawn again, and raised, in the eval
         drawn = None
     try:
