@@ -31,6 +31,7 @@ from packproof.packer.jsonio import significant
 __all__ = [
     "METRICS",
     "PAIRED",
+    "PARTS",
     "SUMMARY_SCHEMA_ID",
     "ReportContext",
     "build_report",
@@ -57,6 +58,14 @@ METRICS: Final = (
 # Compared cell by cell: each spec against the baseline and against the best
 # spec of its budget, and the config's ``compare`` pairs.
 PAIRED: Final = ("evidence_recall", "ndcg@10", "mrr", "answer_token_recall")
+# The summary's parts, in the order build_report computes them (the first only
+# for a run with replays): what a progress bar names while each is computed.
+PARTS: Final = (
+    "replays' cache figures",
+    "each strategy's means",
+    "paired differences",
+    "verdict and breakdowns",
+)
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -81,6 +90,7 @@ def build_report(
     compare: Sequence[tuple[str, str]] = (),
     packers: Mapping[str, Mapping[str, Any]] | None = None,
     ready: Callable[[dict[str, Any]], None] | None = None,
+    doing: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The summary: the verdict per budget; per strategy and budget, every
     metric's mean and interval (and cluster interval where cells cluster),
@@ -93,10 +103,14 @@ def build_report(
     entry in ``strategies`` carries what ``packers`` says of it (its command).
     ``ready`` is given parts of the summary, as it will hold them, as soon as
     they are computed: ``strategies`` and ``replay`` (all the frontier plot
-    reads), then ``strategies``, ``confidence`` and ``groups`` (the recall plots')."""
+    reads), then ``strategies``, ``confidence`` and ``groups`` (the recall plots').
+    ``doing`` is told which part is computed next (:data:`PARTS`), as it starts."""
+    step = doing or (lambda part: None)
     ordered = order_records(records, specs, budgets)
     stats = Stats(resamples, confidence, seed)
     strategies = [{"spec": s, "label": labels[s], **(packers or {}).get(s, {})} for s in specs]
+    if any("probe" in r for r in ordered):  # a replay step or probe
+        step(PARTS[0])
     replay = build_replay(
         ordered,
         specs=specs,
@@ -108,6 +122,7 @@ def build_report(
     )
     if ready is not None:  # the summary's strategies and replay, as it will hold them
         ready(significant({"strategies": strategies}) | {"replay": replay})
+    step(PARTS[1])
     frame = cells_frame(
         ordered, specs=specs, labels=labels, budgets=budgets, breakdown_tags=breakdown_tags
     )
@@ -115,6 +130,7 @@ def build_report(
     if ready is not None:
         ready(significant({"strategies": strategies, "confidence": confidence, "groups": groups}))
     best = best_specs(groups, budgets)
+    step(PARTS[2])
     paired_metrics = [m for m in PAIRED if m in frame]
     comparisons = []
     tables: dict[Any, Any] = {}  # the cells pivoted per budget and metric, once
@@ -133,6 +149,7 @@ def build_report(
         )
         return rows[0] if rows else None
 
+    step(PARTS[3])
     verdict = verdicts(groups, budgets=budgets, baseline=baseline, paired=one_pair, replay=replay)
     failures = [{"key": r["key"], "failures": r["failures"]} for r in ordered if r["failures"]]
     latencies: dict[str, list[float]] = {s: [] for s in specs}

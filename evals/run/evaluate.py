@@ -52,6 +52,7 @@ __all__ = [
     "MAX_JOBS",
     "MAX_KEEP",
     "REPORT_MODULES",
+    "SUMMARY_PART",
     "check_count",
     "evaluate",
     "manifest",
@@ -64,6 +65,8 @@ MAX_KEEP: Final = 10**6  # complete runs kept, as --keep allows
 # The report bar's steps: read results.jsonl, compute the summary statistics,
 # render each file, write them.
 REPORT_STEPS: Final = 1 + 1 + len(RENDERERS) + 1
+SUMMARY_STEP: Final = "computing the summary statistics"
+SUMMARY_PART: Final = "summary: {}"  # then each part of it, as it starts (model.PARTS)
 
 
 def check_count(value: Any, where: str, low: int, high: int) -> int:
@@ -300,7 +303,7 @@ def _render(
     """Every report's content, by file name (the plots from ``drawer`` when it
     drew them)."""
     labels = config.labels
-    bars.step("computing the summary statistics")
+    bars.step(SUMMARY_STEP)
     records = order_records(records, config.specs, config.budgets)  # once, for every report
     summary = build_report(
         records,
@@ -319,6 +322,7 @@ def _render(
         compare=config.compare,
         packers={name: p.describe() for name, p in config.packers.items()},
         ready=partial(drawer.early, records=records),  # plots drawn as their parts are ready
+        doing=lambda part: bars.show(SUMMARY_PART.format(part)),
     )
     scenarios = {t.scenario.id: t.scenario for t in tasks(config)}
     ctx = ReportContext(summary, records, scenarios)

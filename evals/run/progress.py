@@ -1,5 +1,6 @@
 """What a terminal shows while ``packproof eval`` runs: a bar of the grid's cells
-as their records arrive, then a bar of the report writing that names each step.
+as their records arrive, then a bar of the report writing that names each step
+(the summary statistics a part at a time, then each file rendered and written).
 
 A cell is one record of ``results.jsonl.gz`` (one turn, spec and budget; a replay's
 cells are its steps and probes under each spec and budget), so the first bar

@@ -1,8 +1,9 @@
 """What a terminal shows while an eval runs: a bar of cells (a replay's steps and
 probes under each spec and budget, not its tasks) that stays on screen, and a
-report bar naming each file it renders and writes; nothing off a terminal, and
-the same report bytes either way. Read from the bars' final lines, which tqdm
-always draws, so no check depends on timing."""
+report bar naming each part of the summary it computes and each file it renders
+and writes; nothing off a terminal, and the same report bytes either way. Read
+from the bars' final lines, which tqdm always draws, so no check depends on
+timing."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from packproof.evals.report.model import PARTS
 from packproof.evals.report.renderers import RENDERERS
 from packproof.evals.run.config import load_config
-from packproof.evals.run.evaluate import REPORT_STEPS, evaluate
+from packproof.evals.run.evaluate import REPORT_STEPS, SUMMARY_PART, evaluate
 from packproof.evals.run.journal import RESULTS, gzip_member
 from packproof.evals.run.progress import EvalProgress
 from packproof.evals.run.runner import run_cells, tasks
@@ -85,6 +87,14 @@ def test_a_replay_counts_its_steps_and_probes_per_spec_and_budget(
     cells = len(journal_records(run))
     assert cells == 4 * 2 * 2  # 2 tasks (one per spec) of 4 turns x 2 budgets
     assert f" {cells}/{cells} " in drawn(screen.getvalue(), "cells")[-1]
+    assert summary_parts(screen.getvalue()) == list(PARTS)  # the replays' figures first
+
+
+def summary_parts(screen: str) -> list[str]:
+    """The parts of the summary the report bar named, in order, each once."""
+    prefix = SUMMARY_PART.format("")
+    doing = [s.rsplit(", ", 1)[-1].strip().removesuffix("]") for s in drawn(screen, "reports")]
+    return list(dict.fromkeys(d.removeprefix(prefix) for d in doing if d.startswith(prefix)))
 
 
 def test_report_writing_names_each_file_it_renders_and_writes(
@@ -105,6 +115,7 @@ def test_report_writing_names_each_file_it_renders_and_writes(
         assert f"writing {name}" in doing
     assert f" {REPORT_STEPS}/{REPORT_STEPS} " in states[-1]
     assert doing[-1] == f"{len(written)} files written"
+    assert summary_parts(screen.getvalue()) == list(PARTS[1:])  # no replay: no cache figures
     # the bars are stderr's alone: the reports are a quiet run's bytes (but latencies)
     assert reports(shown) == reports(quiet)
     summary = json.loads((shown / "summary.json").read_text())
