@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final
 
 import numpy as np
@@ -109,8 +110,6 @@ def build_report(
     ordered = order_records(records, specs, budgets)
     stats = Stats(resamples, confidence, seed)
     strategies = [{"spec": s, "label": labels[s], **(packers or {}).get(s, {})} for s in specs]
-    if any("probe" in r for r in ordered):  # a replay step or probe
-        step(PARTS[0])
     replay = build_replay(
         ordered,
         specs=specs,
@@ -119,6 +118,7 @@ def build_report(
         profiles=cache_profiles or {},
         static_prefix_tokens=static_prefix_tokens,
         stats=stats.mean,
+        starting=partial(step, PARTS[0]),
     )
     if ready is not None:  # the summary's strategies and replay, as it will hold them
         ready(significant({"strategies": strategies}) | {"replay": replay})

@@ -307,9 +307,12 @@ def build_replay(
     profiles: Mapping[str, Profile],
     static_prefix_tokens: Sequence[int],
     stats: Stat,
+    starting: Callable[[], None] | None = None,
 ) -> dict[str, Any] | None:
     """``summary["replay"]`` from the records in cell-key order (``None`` when
-    no record is a replay step); ``stats`` is the report's mean and interval."""
+    no record is a replay step); ``stats`` is the report's mean and interval.
+    ``starting`` is called once the records are known to hold replays, before
+    their figures are computed."""
     # (spec, budget) -> (suite, scenario) -> (conversation steps, probes)
     chains: dict[tuple[str, str], dict[tuple[str, str], tuple[list[Any], list[Any]]]] = {}
     probes: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -323,6 +326,8 @@ def build_replay(
             probes.setdefault(key, []).append(r)
     if not chains:
         return None
+    if starting is not None:
+        starting()
     stats = _memo(stats)  # many values (recall, breaks) repeat under every profile
     parsed = {
         key: [_Chain(steps, asked) for steps, asked in by.values() if steps]

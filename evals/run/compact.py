@@ -242,10 +242,7 @@ class Decoder:
             before = self.last_row.get(chain)
             keep = self._keep(n, delta, None if before is None else before[:2])
             add = delta["add"]
-            try:
-                pack_ids(add)
-            except (IndexError, KeyError, TypeError):
-                raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
+            self._ids(n, add)
             length = len(add) + (keep or 0)
             if "selected" in delta and not names_ids(delta["selected"], length):
                 raise self._bad_selected(n, length, delta["selected"])
@@ -283,13 +280,17 @@ class Decoder:
 
     def _selected(self, n: int, segments: list[Any], selected: Any) -> list[Any]:
         """A record's ``selected`` from its pack (``pack_delta.selected``)."""
-        try:
-            ids = pack_ids(segments)
-        except (IndexError, KeyError, TypeError):
-            raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
+        ids = self._ids(n, segments)
         if not names_ids(selected, len(ids)):
             raise self._bad_selected(n, len(ids), selected)
         return ids if selected == SELECTED_PACK else [ids[i] for i in selected]
+
+    def _ids(self, n: int, segments: list[Any]) -> list[Any]:
+        """The ids of a pack's segments, each checked to be ``[id, tokens]``."""
+        try:
+            return pack_ids(segments)
+        except (IndexError, KeyError, TypeError):
+            raise self._fail(n, "pack_delta holds a segment that is not [id, tokens]") from None
 
     def _bad_selected(self, n: int, length: int, selected: Any) -> InputError:
         return self._fail(

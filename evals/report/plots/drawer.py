@@ -111,9 +111,12 @@ def serve(fd: int, parent: int) -> None:
     made: dict[str, Any] = {}
     records: list[dict[str, Any]] | None = None  # not sent yet
     try:
-        while (job := conn.recv())[0] == "part":
-            if job[2] is not None:
+        while True:
+            job = conn.recv()
+            if job[2] is not None:  # the cells' specs and latencies, sent once
                 records = _cell_rows(job[2], job[3])
+            if job[0] != "part":
+                break
             ctx = ReportContext(job[1], records or [], {}, dict(made))
             for name in _drawable(job[1], records is not None):
                 if name not in made:
@@ -122,8 +125,6 @@ def serve(fd: int, parent: int) -> None:
     except EOFError:  # the eval is done with it (an error before the summary)
         return
     try:
-        if job[2] is not None:
-            records = _cell_rows(job[2], job[3])
         drawn: dict[str, Any] | None = _draw(job[1], records or [], made)
     except BaseException:  # drawn again, and raised, in the eval
         drawn = None
